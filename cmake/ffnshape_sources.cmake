@@ -1,0 +1,21 @@
+# One list of the library's translation units; kept short because each one parses torch's headers.
+set(FFNSHAPE_SOURCES
+  src/config/config_error.cpp
+  src/config/yaml_reader.cpp
+  src/config/model_config.cpp
+  src/config/run_config.cpp
+  src/nn/rms_norm.cpp
+  src/nn/rope.cpp
+  src/nn/attention.cpp
+  src/nn/ffn.cpp
+  src/nn/block.cpp
+  src/nn/model.cpp
+  src/params/count.cpp
+  src/params/iso.cpp
+)
+set(FFNSHAPE_TOOL_SOURCES
+  tools/main.cpp
+  tools/cmd_params.cpp
+  tools/cmd_iso.cpp
+  tools/format.cpp
+)

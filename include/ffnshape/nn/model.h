@@ -1,0 +1,49 @@
+// TransformerLM: token embedding, blocks, final norm, LM head (tied or untied).
+#pragma once
+
+#include <torch/torch.h>
+
+#include "ffnshape/config/model_config.h"
+#include "ffnshape/nn/block.h"
+#include "ffnshape/nn/rms_norm.h"
+
+namespace ffnshape::nn {
+
+struct LMOutput {
+  torch::Tensor logits;   // (batch, seq, vocab) in the compute dtype
+  torch::Tensor loss;     // fp32 scalar: ce_loss + z_loss term; undefined without targets
+  torch::Tensor ce_loss;  // fp32 mean cross-entropy over targets != ignore_index
+  torch::Tensor z_loss;   // fp32 coefficient * mean(logsumexp(logits)^2), zero when disabled
+};
+
+class TransformerLMImpl : public torch::nn::Module {
+ public:
+  explicit TransformerLMImpl(const ModelConfig& config);
+
+  // idx: (batch, seq) int64 token ids -> logits.
+  torch::Tensor forward(const torch::Tensor& idx);
+  // With targets (batch, seq), also the losses; targets equal to ignore_index do not count.
+  LMOutput forward_with_loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t ignore_index = -1);
+
+  // Re-draws every weight as config.init says (normal or truncated at 3 std; depth-scaled output
+  // projections when asked); norm weights are reset to one. Called by the constructor.
+  void reset_parameters();
+
+  int64_t num_parameters() const;
+  const ModelConfig& config() const { return config_; }
+
+  torch::nn::Embedding tok_embeddings{nullptr};
+  torch::nn::ModuleList blocks;
+  RMSNorm norm{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // null when embeddings are tied
+
+ private:
+  ModelConfig config_;
+};
+TORCH_MODULE(TransformerLM);
+
+// Fills `tensor` from N(0, std^2) truncated to [-3 std, 3 std] (inverse-CDF sampling, as PyTorch's
+// trunc_normal_).
+void truncated_normal_(torch::Tensor tensor, double std);
+
+}  // namespace ffnshape::nn

@@ -1,0 +1,18 @@
+// RMSNorm: x / sqrt(mean(x^2) + eps) * weight, computed in fp32 and returned in x's dtype.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace ffnshape::nn {
+
+class RMSNormImpl : public torch::nn::Module {
+ public:
+  RMSNormImpl(int64_t dim, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+
+  torch::Tensor weight;
+  double eps;
+};
+TORCH_MODULE(RMSNorm);
+
+}  // namespace ffnshape::nn

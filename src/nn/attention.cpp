@@ -1,0 +1,55 @@
+#include "ffnshape/nn/attention.h"
+
+#include "ffnshape/compat.h"
+
+namespace ffnshape::nn {
+namespace {
+
+torch::nn::Linear linear(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+}
+
+// (batch, kv_heads, seq, d) -> (batch, kv_heads * groups, seq, d), each kv head shared by `groups`
+// consecutive query heads.
+torch::Tensor repeat_kv(const torch::Tensor& x, int64_t groups) {
+  if (groups == 1) return x;
+  const auto sizes = x.sizes();
+  return x.unsqueeze(2)
+      .expand({sizes[0], sizes[1], groups, sizes[2], sizes[3]})
+      .reshape({sizes[0], sizes[1] * groups, sizes[2], sizes[3]});
+}
+
+}  // namespace
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
+    : n_heads(config.n_heads), n_kv_heads(config.kv_heads()), head_dim(config.attn_head_dim()) {
+  q_proj = register_module("q_proj", linear(config.d_model, config.q_width()));
+  k_proj = register_module("k_proj", linear(config.d_model, config.kv_width()));
+  v_proj = register_module("v_proj", linear(config.d_model, config.kv_width()));
+  o_proj = register_module("o_proj", linear(config.q_width(), config.d_model));
+  if (config.qk_norm) {
+    q_norm = register_module("q_norm", RMSNorm(config.q_width(), config.norm_eps));
+    k_norm = register_module("k_norm", RMSNorm(config.kv_width(), config.norm_eps));
+  }
+  rope = register_module("rope", RotaryEmbedding(head_dim, config.max_seq_len, config.rope_theta, config.rope_scaling));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const auto batch = x.size(0), seq = x.size(1);
+  auto q = q_proj(x), k = k_proj(x), v = v_proj(x);
+  if (q_norm) {
+    q = q_norm(q);
+    k = k_norm(k);
+  }
+  auto heads = [&](const torch::Tensor& t, int64_t count) {
+    return t.view({batch, seq, count, head_dim}).transpose(1, 2);
+  };
+  q = rope(heads(q, n_heads));
+  k = rope(heads(k, n_kv_heads));
+  v = heads(v, n_kv_heads);
+  const auto groups = n_heads / n_kv_heads;
+  auto y = compat::causal_attention(q, repeat_kv(k, groups), repeat_kv(v, groups));
+  return o_proj(y.transpose(1, 2).reshape({batch, seq, n_heads * head_dim}));
+}
+
+}  // namespace ffnshape::nn

@@ -1,0 +1,86 @@
+#include "ffnshape/nn/model.h"
+
+#include <cmath>
+
+namespace ffnshape::nn {
+
+void truncated_normal_(torch::Tensor tensor, double std) {
+  torch::NoGradGuard no_grad;
+  // Sample a uniform over the CDF range of [-3, 3], map it back through the inverse normal CDF.
+  const double lower = 0.5 * (1.0 + std::erf(-3.0 / std::sqrt(2.0)));
+  const double upper = 0.5 * (1.0 + std::erf(3.0 / std::sqrt(2.0)));
+  tensor.uniform_(2.0 * lower - 1.0, 2.0 * upper - 1.0);
+  tensor.erfinv_();
+  tensor.mul_(std * std::sqrt(2.0));
+  tensor.clamp_(-3.0 * std, 3.0 * std);
+}
+
+TransformerLMImpl::TransformerLMImpl(const ModelConfig& config) : config_(config) {
+  validate(config_);
+  tok_embeddings = register_module("tok_embeddings", torch::nn::Embedding(config.vocab_size, config.d_model));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t layer = 0; layer < config.n_layers; ++layer) blocks->push_back(TransformerBlock(config, layer));
+  norm = register_module("norm", RMSNorm(config.d_model, config.norm_eps));
+  if (!config.tie_embeddings) {
+    lm_head = register_module(
+        "lm_head", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.vocab_size).bias(false)));
+  }
+  reset_parameters();
+}
+
+void TransformerLMImpl::reset_parameters() {
+  torch::NoGradGuard no_grad;
+  const double std = config_.init.std;
+  const double out_std = config_.init.depth_scaled ? std / std::sqrt(2.0 * config_.n_layers) : std;
+  auto draw = [&](torch::Tensor w, double s) {
+    if (config_.init.dist == InitDist::truncated_normal) {
+      truncated_normal_(w, s);
+    } else {
+      w.normal_(0.0, s);
+    }
+  };
+  for (auto& item : named_parameters()) {
+    const auto& name = item.key();
+    auto& p = item.value();
+    if (p.dim() == 1) {
+      p.fill_(1.0);  // every 1-D parameter is a norm weight
+    } else if (name.find("o_proj") != std::string::npos || name.find("down") != std::string::npos) {
+      draw(p, out_std);
+    } else {
+      draw(p, std);
+    }
+  }
+}
+
+torch::Tensor TransformerLMImpl::forward(const torch::Tensor& idx) {
+  auto x = tok_embeddings(idx);
+  for (const auto& block : *blocks) x = block->as<TransformerBlock>()->forward(x);
+  x = norm(x);
+  return lm_head ? lm_head(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
+}
+
+LMOutput TransformerLMImpl::forward_with_loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t ignore_index) {
+  LMOutput out;
+  out.logits = forward(idx);
+  const auto logits = out.logits.to(torch::kFloat).view({-1, out.logits.size(-1)});
+  const auto flat_targets = targets.reshape({-1});
+  out.ce_loss = torch::nn::functional::cross_entropy(
+      logits, flat_targets, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(ignore_index));
+  if (config_.z_loss > 0) {
+    const auto counted = flat_targets.ne(ignore_index);
+    const auto lse = torch::logsumexp(logits, -1).masked_select(counted);
+    out.z_loss = config_.z_loss * lse.pow(2).mean();
+  } else {
+    out.z_loss = torch::zeros({}, logits.options());
+  }
+  out.loss = out.ce_loss + out.z_loss;
+  return out;
+}
+
+int64_t TransformerLMImpl::num_parameters() const {
+  int64_t total = 0;
+  for (const auto& p : parameters()) total += p.numel();
+  return total;
+}
+
+}  // namespace ffnshape::nn

@@ -1,0 +1,343 @@
+// Model components against hand-written formulas: norms, rotary embeddings, attention, the FFN stack,
+// both block families, the language model's loss, initialisation and gradients.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "ffnshape/compat.h"
+#include "ffnshape/nn/model.h"
+#include "ffnshape/params/count.h"
+
+using namespace ffnshape;
+using namespace ffnshape::nn;
+
+namespace {
+
+ModelConfig tiny(Family family = Family::llama) {
+  auto c = ModelConfig::defaults_for(family);
+  c.vocab_size = 97;
+  c.d_model = 32;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.max_seq_len = 16;
+  c.ffn.hidden = 48;
+  return c;
+}
+
+ModelConfig hourglass(Family family, int64_t k, int64_t d_h) {
+  auto c = tiny(family);
+  c.ffn.kind = FfnKind::hourglass;
+  c.ffn.k = k;
+  c.ffn.hidden = d_h;
+  return c;
+}
+
+torch::Tensor rms(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  return x / torch::sqrt(x.pow(2).mean(-1, true) + eps) * w;
+}
+
+torch::Tensor swiglu(SwiGLUSubBlock& b, const torch::Tensor& u) {
+  return torch::matmul(torch::silu(torch::matmul(u, b->gate->weight.t())) * torch::matmul(u, b->up->weight.t()),
+                       b->down->weight.t());
+}
+
+// Give norm weights random values, so that the formulas below cannot pass by multiplying by one.
+void randomize(torch::nn::Module& m) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : m.parameters()) p.copy_(torch::randn_like(p) * 0.3 + (p.dim() == 1 ? 1.0 : 0.0));
+}
+
+bool close(const torch::Tensor& a, const torch::Tensor& b, double tol = 1e-5) {
+  return torch::allclose(a, b, tol, tol);
+}
+
+}  // namespace
+
+TEST(RMSNorm, MatchesFormula) {
+  torch::manual_seed(0);
+  RMSNorm norm(8, 1e-5);
+  randomize(*norm);
+  const auto x = torch::randn({3, 5, 8});
+  EXPECT_TRUE(close(norm(x), rms(x, norm->weight, 1e-5)));
+  // bf16 input: computed in fp32, returned in bf16.
+  EXPECT_EQ(norm(x.to(torch::kBFloat16)).scalar_type(), torch::kBFloat16);
+}
+
+TEST(Rope, RotatesPairsByPositionTimesFrequency) {
+  const int64_t d = 4;
+  RotaryEmbedding rope(d, 8, 100.0);
+  const auto x = torch::randn({1, 1, 8, d});
+  const auto y = rope(x);
+  for (int64_t p = 0; p < 8; ++p) {
+    for (int64_t i = 0; i < d / 2; ++i) {
+      const double angle = p * std::pow(100.0, -2.0 * i / d);
+      const double a = x[0][0][p][i].item<double>(), b = x[0][0][p][i + d / 2].item<double>();
+      EXPECT_NEAR(y[0][0][p][i].item<double>(), a * std::cos(angle) - b * std::sin(angle), 1e-5);
+      EXPECT_NEAR(y[0][0][p][i + d / 2].item<double>(), b * std::cos(angle) + a * std::sin(angle), 1e-5);
+    }
+  }
+}
+
+TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
+  torch::manual_seed(1);
+  const int64_t d = 16, T = 12;
+  RotaryEmbedding rope(d, T, 10000.0);
+  // The same q and k vector at every position.
+  const auto q = rope(torch::randn({1, 1, 1, d}).expand({1, 1, T, d}).contiguous())[0][0];
+  const auto k = rope(torch::randn({1, 1, 1, d}).expand({1, 1, T, d}).contiguous())[0][0];
+  const auto scores = torch::matmul(q, k.t());  // scores[m][n] = <R_m q, R_n k>
+  for (int64_t shift = 1; shift < 5; ++shift) {
+    for (int64_t m = 0; m + shift < T; ++m) {
+      for (int64_t n = 0; n + shift < T; ++n) {
+        EXPECT_NEAR(scores[m][n].item<double>(), scores[m + shift][n + shift].item<double>(), 1e-4);
+      }
+    }
+  }
+}
+
+TEST(Rope, Llama3ScalingKeepsHighAndDividesLowFrequencies) {
+  RopeScaling s{8.0, 1.0, 4.0, 64};
+  const auto plain = rope_inverse_frequencies(64, 500000.0);
+  const auto scaled = rope_inverse_frequencies(64, 500000.0, s);
+  for (int64_t i = 0; i < 32; ++i) {
+    const double f = plain[i].item<double>(), g = scaled[i].item<double>();
+    const double wavelen = 2 * M_PI / f;
+    if (wavelen < 64.0 / 4.0) {
+      EXPECT_NEAR(g, f, 1e-9 + 1e-6 * f);
+    } else if (wavelen > 64.0 / 1.0) {
+      EXPECT_NEAR(g, f / 8.0, 1e-6 * f);
+    } else {
+      const double smooth = (64.0 / wavelen - 1.0) / 3.0;
+      EXPECT_NEAR(g, (1 - smooth) * f / 8.0 + smooth * f, 1e-6 * f);
+    }
+  }
+}
+
+TEST(Attention, FusedOperatorEqualsReference) {
+  torch::manual_seed(2);
+  const auto q = torch::randn({2, 3, 7, 8}), k = torch::randn({2, 3, 7, 8}), v = torch::randn({2, 3, 7, 8});
+  EXPECT_TRUE(close(compat::causal_attention(q, k, v), compat::causal_attention_reference(q, k, v)));
+}
+
+// GQA and QK-norm against a per-head loop written from the definitions.
+TEST(Attention, MatchesPerHeadFormulaWithGqaAndQkNorm) {
+  torch::manual_seed(3);
+  auto c = tiny();
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.head_dim = 6;  // attention width 24, independent of d_model 32
+  c.qk_norm = true;
+  CausalSelfAttention attn(c);
+  randomize(*attn);
+  const int64_t T = 5, hd = 6;
+  const auto x = torch::randn({1, T, c.d_model});
+  auto q = rms(torch::matmul(x, attn->q_proj->weight.t()), attn->q_norm->weight, c.norm_eps)[0];
+  auto k = rms(torch::matmul(x, attn->k_proj->weight.t()), attn->k_norm->weight, c.norm_eps)[0];
+  auto v = torch::matmul(x, attn->v_proj->weight.t())[0];
+  RotaryEmbedding rope(hd, c.max_seq_len, c.rope_theta);
+  std::vector<torch::Tensor> outputs;
+  for (int64_t h = 0; h < 4; ++h) {
+    const int64_t g = h / 2;  // query heads 0,1 share kv head 0; 2,3 share kv head 1
+    auto qh = rope(q.narrow(1, h * hd, hd).view({1, 1, T, hd}))[0][0];
+    auto kh = rope(k.narrow(1, g * hd, hd).view({1, 1, T, hd}))[0][0];
+    auto vh = v.narrow(1, g * hd, hd);
+    auto scores = torch::matmul(qh, kh.t()) / std::sqrt(static_cast<double>(hd));
+    scores = scores.masked_fill(torch::ones({T, T}, torch::kBool).triu(1), -1e30);
+    outputs.push_back(torch::matmul(torch::softmax(scores, -1), vh));
+  }
+  const auto expected = torch::matmul(torch::cat(outputs, 1), attn->o_proj->weight.t());
+  EXPECT_TRUE(close(attn(x)[0], expected, 1e-4));
+}
+
+TEST(Ffn, HourglassWithOneSubBlockEqualsConventional) {
+  torch::manual_seed(4);
+  FfnStack conventional(32, 80, 1, Family::llama, 1e-5);
+  FfnStack hourglass(32, 80, 1, Family::llama, 1e-5);
+  randomize(*conventional);
+  {
+    torch::NoGradGuard no_grad;
+    auto src = conventional->named_parameters();
+    for (auto& p : hourglass->named_parameters()) p.value().copy_(src[p.key()]);
+  }
+  const auto x = torch::randn({2, 3, 32});
+  auto block = conventional->sub_blocks[0]->as<SwiGLUSubBlockImpl>();
+  SwiGLUSubBlock b(std::dynamic_pointer_cast<SwiGLUSubBlockImpl>(conventional->sub_blocks->ptr(0)));
+  const auto expected = x + swiglu(b, rms(x, block->norm->weight, 1e-5));
+  EXPECT_TRUE(close(conventional(x), expected, 1e-5));
+  EXPECT_TRUE(close(hourglass(x), expected, 1e-5));
+}
+
+TEST(Ffn, StackAppliesResidualSubBlocksInOrder) {
+  torch::manual_seed(5);
+  for (auto family : {Family::llama, Family::olmo2}) {
+    FfnStack stack(16, 6, 3, family, 1e-5);
+    randomize(*stack);
+    auto r = torch::randn({2, 4, 16});
+    const auto out = stack(r);
+    for (size_t i = 0; i < 3; ++i) {
+      SwiGLUSubBlock b(std::dynamic_pointer_cast<SwiGLUSubBlockImpl>(stack->sub_blocks->ptr(i)));
+      r = family == Family::llama ? r + swiglu(b, rms(r, b->norm->weight, 1e-5))
+                                  : r + rms(swiglu(b, r), b->norm->weight, 1e-5);
+    }
+    EXPECT_TRUE(close(out, r, 1e-5)) << to_string(family);
+  }
+}
+
+TEST(Block, LlamaAndOlmo2MatchTheirEquations) {
+  torch::manual_seed(6);
+  for (auto family : {Family::llama, Family::olmo2}) {
+    const auto c = hourglass(family, 2, 12);
+    TransformerBlock block(c, 0);
+    randomize(*block);
+    const auto x = torch::randn({2, 5, c.d_model});
+    const auto w = block->attn_norm->weight;
+    torch::Tensor h = family == Family::llama ? x + block->attn(rms(x, w, c.norm_eps))
+                                              : x + rms(block->attn(x), w, c.norm_eps);
+    for (size_t i = 0; i < 2; ++i) {
+      SwiGLUSubBlock b(std::dynamic_pointer_cast<SwiGLUSubBlockImpl>(block->ffn->sub_blocks->ptr(i)));
+      h = family == Family::llama ? h + swiglu(b, rms(h, b->norm->weight, c.norm_eps))
+                                  : h + rms(swiglu(b, h), b->norm->weight, c.norm_eps);
+    }
+    EXPECT_TRUE(close(block(x), h, 1e-4)) << to_string(family);
+  }
+}
+
+TEST(Model, ShapesAndTiedHead) {
+  auto c = tiny();
+  TransformerLM model(c);
+  EXPECT_FALSE(model->lm_head);
+  const auto idx = torch::randint(0, c.vocab_size, {3, 10}, torch::kLong);
+  const auto logits = model(idx);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{3, 10, c.vocab_size}));
+  c.tie_embeddings = false;
+  TransformerLM untied(c);
+  EXPECT_TRUE(untied->lm_head);
+  EXPECT_EQ(untied->num_parameters() - model->num_parameters(), c.vocab_size * c.d_model);
+}
+
+TEST(Model, IsCausal) {
+  torch::manual_seed(7);
+  for (auto c : {tiny(Family::llama), hourglass(Family::olmo2, 3, 8)}) {
+    TransformerLM model(c);
+    model->eval();
+    auto idx = torch::randint(0, c.vocab_size, {2, 12}, torch::kLong);
+    const auto before = model(idx);
+    auto changed = idx.clone();
+    changed.narrow(1, 7, 5).random_(0, c.vocab_size);
+    const auto after = model(changed);
+    EXPECT_TRUE(close(before.narrow(1, 0, 7), after.narrow(1, 0, 7), 1e-5));
+    EXPECT_FALSE(close(before.narrow(1, 7, 5), after.narrow(1, 7, 5), 1e-5));
+  }
+}
+
+TEST(Model, LossIsFp32CrossEntropyPlusZLoss) {
+  torch::manual_seed(8);
+  auto c = tiny(Family::olmo2);
+  c.z_loss = 1e-2;
+  TransformerLM model(c);
+  const auto idx = torch::randint(0, c.vocab_size, {2, 6}, torch::kLong);
+  auto targets = torch::randint(0, c.vocab_size, {2, 6}, torch::kLong);
+  targets[0][3] = -1;  // ignored
+  const auto out = model->forward_with_loss(idx, targets);
+  const auto logits = out.logits.view({-1, c.vocab_size}).to(torch::kDouble);
+  const auto t = targets.view({-1});
+  const auto keep = t.ne(-1);
+  const auto logp = torch::log_softmax(logits, -1);
+  const auto picked = logp.index({keep}).gather(1, t.index({keep}).unsqueeze(1));
+  const double ce = -picked.mean().item<double>();
+  const double z = 1e-2 * torch::logsumexp(logits.index({keep}), -1).pow(2).mean().item<double>();
+  EXPECT_EQ(out.loss.scalar_type(), torch::kFloat);
+  EXPECT_NEAR(out.ce_loss.item<double>(), ce, 1e-5);
+  EXPECT_NEAR(out.z_loss.item<double>(), z, 1e-6);
+  EXPECT_NEAR(out.loss.item<double>(), ce + z, 1e-5);
+  // A fresh model predicts close to uniform: loss near log(vocab).
+  EXPECT_NEAR(ce, std::log(97.0), 0.5);
+}
+
+TEST(Model, EveryParameterReceivesAGradient) {
+  torch::manual_seed(9);
+  auto gqa = tiny();
+  gqa.n_kv_heads = 2;
+  gqa.qk_norm = true;
+  gqa.tie_embeddings = false;
+  auto widths = hourglass(Family::olmo2, 2, 8);
+  widths.ffn.widths = {8, 24};
+  for (const auto& c : {tiny(), gqa, widths, hourglass(Family::llama, 4, 8)}) {
+    TransformerLM model(c);
+    const auto idx = torch::randint(0, c.vocab_size, {2, 8}, torch::kLong);
+    model->forward_with_loss(idx, torch::randint(0, c.vocab_size, {2, 8}, torch::kLong)).loss.backward();
+    for (const auto& p : model->named_parameters()) {
+      ASSERT_TRUE(p.value().grad().defined()) << p.key();
+      EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0.0) << p.key();
+      EXPECT_TRUE(torch::isfinite(p.value().grad()).all().item<bool>()) << p.key();
+    }
+  }
+}
+
+TEST(Model, AnalyticCountEqualsModuleCountPerCategory) {
+  std::vector<ModelConfig> grid;
+  for (auto family : {Family::llama, Family::olmo2}) {
+    for (int64_t k : {1, 2, 4}) {
+      for (bool tied : {true, false}) {
+        for (bool qk : {false, true}) {
+          for (int64_t kv : {4, 2, 1}) {
+            auto c = k == 1 ? tiny(family) : hourglass(family, k, 12);
+            c.tie_embeddings = tied;
+            c.qk_norm = qk;
+            c.n_kv_heads = kv;
+            if (kv == 1) c.head_dim = 10;  // attention width 40 != d_model 32
+            if (k == 2) c.ffn.widths = {8, 20};
+            grid.push_back(c);
+          }
+        }
+      }
+    }
+  }
+  for (const auto& c : grid) {
+    TransformerLM model(c);
+    ParamCount built;
+    for (const auto& p : model->named_parameters()) {
+      const auto& name = p.key();
+      const int64_t n = p.value().numel();
+      if (p.value().dim() == 1) built.norm += n;
+      else if (name.rfind("tok_embeddings", 0) == 0) built.embedding += n;
+      else if (name.rfind("lm_head", 0) == 0) built.head += n;
+      else if (name.find(".attn.") != std::string::npos) built.attention += n;
+      else if (name.find(".ffn.") != std::string::npos) built.ffn += n;
+      else ADD_FAILURE() << "uncategorised parameter " << name;
+    }
+    const auto analytic = count_parameters(c);
+    EXPECT_EQ(analytic.embedding, built.embedding);
+    EXPECT_EQ(analytic.attention, built.attention);
+    EXPECT_EQ(analytic.ffn, built.ffn);
+    EXPECT_EQ(analytic.norm, built.norm);
+    EXPECT_EQ(analytic.head, built.head);
+    EXPECT_EQ(analytic.total(), model->num_parameters());
+  }
+}
+
+TEST(Model, InitialisationFollowsConfig) {
+  torch::manual_seed(10);
+  auto c = tiny();
+  c.d_model = 256;
+  c.n_heads = 4;
+  c.ffn.hidden = 512;
+  c.n_layers = 8;
+  c.init.depth_scaled = true;
+  TransformerLM normal(c);
+  const auto& q = normal->blocks[0]->as<TransformerBlockImpl>()->attn->q_proj->weight;
+  const auto& o = normal->blocks[0]->as<TransformerBlockImpl>()->attn->o_proj->weight;
+  EXPECT_NEAR(q.std().item<double>(), 0.02, 0.001);
+  EXPECT_NEAR(o.std().item<double>(), 0.02 / std::sqrt(16.0), 0.0005);
+  EXPECT_GT(q.abs().max().item<double>(), 3 * 0.02);  // a plain normal has tails past 3 sigma
+  EXPECT_TRUE((normal->norm->weight == 1).all().item<bool>());
+
+  c.init.dist = InitDist::truncated_normal;
+  c.init.depth_scaled = false;
+  TransformerLM truncated(c);
+  const auto& w = truncated->tok_embeddings->weight;
+  EXPECT_LE(w.abs().max().item<double>(), 3 * 0.02 + 1e-7);
+  // The std of N(0, s^2) truncated at 3 s is 0.98658 s.
+  EXPECT_NEAR(w.std().item<double>(), 0.98658 * 0.02, 0.0004);
+}

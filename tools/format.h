@@ -1,0 +1,18 @@
+// Small text helpers shared by the CLI's subcommands.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ffnshape/config/model_config.h"
+
+namespace ffnshape::cli {
+
+// 6738415616 -> "6,738,415,616"
+std::string with_commas(int64_t value);
+// 5.43e9 -> "5.43 G"
+std::string human(double value);
+// "llama, conventional d_ff 11008, d_model 4096, 32 layers, attention 32x128 (kv 32)"
+std::string describe_shape(const ModelConfig& m);
+
+}  // namespace ffnshape::cli

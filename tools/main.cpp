@@ -1,0 +1,38 @@
+// ffnshape: the command-line tool. Thin: parse, call the library, map errors to exit codes.
+#include <c10/util/Exception.h>
+
+#include <iostream>
+#include <vector>
+
+#include "commands.h"
+#include "ffnshape/config/config_error.h"
+
+int main(int argc, char** argv) {
+  using namespace ffnshape::cli;
+  CLI::App app{"ffnshape: research on the shape of transformer feed-forward networks"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ffnshape 0.1.0");
+  const std::vector<Subcommand> commands = {add_params_command(app), add_iso_command(app)};
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    for (const auto& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+    return kExitUsage;
+  } catch (const ffnshape::ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const c10::Error& e) {
+    std::cerr << "error: " << e.what_without_backtrace() << "\n";
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitRuntime;
+  }
+}
