@@ -4,6 +4,7 @@ set(FFNSHAPE_SOURCES
   src/config/yaml_reader.cpp
   src/config/model_config.cpp
   src/config/run_config.cpp
+  src/config/train_config.cpp
   src/nn/rms_norm.cpp
   src/nn/rope.cpp
   src/nn/attention.cpp
@@ -12,10 +13,16 @@ set(FFNSHAPE_SOURCES
   src/nn/model.cpp
   src/params/count.cpp
   src/params/iso.cpp
+  src/train/lr_schedule.cpp
+  src/train/optimizer.cpp
+  src/train/checkpoint.cpp
+  src/train/trainer.cpp
+  src/train/loader.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp
   tools/cmd_params.cpp
   tools/cmd_iso.cpp
+  tools/cmd_train.cpp
   tools/format.cpp
 )

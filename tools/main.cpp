@@ -6,13 +6,15 @@
 
 #include "commands.h"
 #include "ffnshape/config/config_error.h"
+#include "ffnshape/train/data_error.h"
 
 int main(int argc, char** argv) {
   using namespace ffnshape::cli;
   CLI::App app{"ffnshape: research on the shape of transformer feed-forward networks"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ffnshape 0.1.0");
-  const std::vector<Subcommand> commands = {add_params_command(app), add_iso_command(app)};
+  const std::vector<Subcommand> commands = {add_params_command(app), add_iso_command(app),
+                                                add_train_command(app), add_eval_command(app)};
 
   try {
     app.parse(argc, argv);
@@ -26,6 +28,9 @@ int main(int argc, char** argv) {
     }
     return kExitUsage;
   } catch (const ffnshape::ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const ffnshape::DataError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitUsage;
   } catch (const c10::Error& e) {

@@ -16,7 +16,24 @@ RunConfig read_document(const ConfigDocument& doc) {
   }
   auto model = root.section("model");
   config.model = parse_model_config(model);
+  auto data = root.section("data");
+  config.data = parse_data_config(data);
+  auto train = root.section("train");
+  config.train = parse_train_config(train);
+  auto optimizer = root.section("optimizer");
+  config.optimizer = parse_optimizer_config(optimizer);
+  auto eval = root.section("eval");
+  config.eval = parse_eval_config(eval);
+  auto checkpoint = root.section("checkpoint");
+  config.checkpoint = parse_checkpoint_config(checkpoint);
+  auto log = root.section("log");
+  config.log = parse_log_config(log);
   root.finish();
+  if (config.train.seq_len > config.model.max_seq_len) {
+    throw ConfigError("train.seq_len", "is " + std::to_string(config.train.seq_len) + ", longer than model.max_seq_len (" +
+                                           std::to_string(config.model.max_seq_len) + ")",
+                      "shorten train.seq_len or raise model.max_seq_len", doc.where("train.seq_len"));
+  }
   try {
     validate(config.model);
   } catch (const ConfigError& e) {
@@ -66,6 +83,49 @@ void emit_model(YAML::Emitter& out, const ModelConfig& m) {
   out << YAML::EndMap;
 }
 
+void emit_training(YAML::Emitter& out, const RunConfig& c) {
+  auto key = [&](const char* k) -> YAML::Emitter& { return out << YAML::Key << k << YAML::Value; };
+  key("data") << YAML::BeginMap;
+  key("train") << c.data.train;
+  key("val") << c.data.val;
+  key("tokenizer") << c.data.tokenizer;
+  out << YAML::EndMap;
+  key("train") << YAML::BeginMap;
+  key("seq_len") << c.train.seq_len;
+  key("micro_batch") << c.train.micro_batch;
+  key("grad_accum") << c.train.grad_accum;
+  key("steps") << c.train.steps;
+  key("seed") << c.train.seed;
+  key("precision") << to_string(c.train.precision);
+  key("device") << c.train.device;
+  key("threads") << c.train.threads;
+  out << YAML::EndMap;
+  key("optimizer") << YAML::BeginMap;
+  key("lr") << c.optimizer.lr;
+  key("min_lr") << c.optimizer.min_lr;
+  key("warmup_steps") << c.optimizer.warmup_steps;
+  key("schedule") << to_string(c.optimizer.schedule);
+  key("decay_fraction") << c.optimizer.decay_fraction;
+  key("weight_decay") << c.optimizer.weight_decay;
+  key("betas") << YAML::Flow << c.optimizer.betas;
+  key("eps") << c.optimizer.eps;
+  key("clip") << c.optimizer.clip;
+  key("decay_embeddings") << c.optimizer.decay_embeddings;
+  key("decay_norms") << c.optimizer.decay_norms;
+  out << YAML::EndMap;
+  key("eval") << YAML::BeginMap;
+  key("every") << c.eval.every;
+  key("batches") << c.eval.batches;
+  out << YAML::EndMap;
+  key("checkpoint") << YAML::BeginMap;
+  key("every") << c.checkpoint.every;
+  key("keep") << c.checkpoint.keep;
+  out << YAML::EndMap;
+  key("log") << YAML::BeginMap;
+  key("every") << c.log.every;
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 RunConfig load_run_config(const std::string& path, const std::vector<std::string>& overrides) {
@@ -86,6 +146,7 @@ std::string to_yaml(const RunConfig& config) {
   out.SetDoublePrecision(15);  // round-trips the decimals people write, prints 1e-05 as such
   out << YAML::BeginMap;
   emit_model(out, config.model);
+  emit_training(out, config);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -6,11 +6,20 @@
 #include <vector>
 
 #include "ffnshape/config/model_config.h"
+#include "ffnshape/config/train_config.h"
 
 namespace ffnshape {
 
+// Every section of a config file. Only `model` is required; the trainer checks that `data.train`
+// is set before it starts.
 struct RunConfig {
   ModelConfig model;
+  DataConfig data;
+  TrainConfig train;
+  OptimizerConfig optimizer;
+  EvalConfig eval;
+  CheckpointConfig checkpoint;
+  LogConfig log;
 };
 
 // Loads `path`, applies "key=value" overrides, reads every section strictly and validates it.

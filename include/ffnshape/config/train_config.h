@@ -1,0 +1,71 @@
+// The training sections of a config: data, train, optimizer, eval, checkpoint, log.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ffnshape {
+
+class YamlSection;
+
+struct DataConfig {
+  std::string train;      // shard glob
+  std::string val;        // shard glob (empty: no validation)
+  std::string tokenizer;  // SentencePiece model (optional; for decoding and provenance)
+};
+
+enum class Precision { fp32, bf16 };
+enum class LrSchedule { cosine, linear, wsd, constant };
+
+struct TrainConfig {
+  int64_t seq_len = 256;
+  int64_t micro_batch = 8;
+  int64_t grad_accum = 1;
+  int64_t steps = 1000;
+  uint64_t seed = 0;
+  Precision precision = Precision::fp32;
+  std::string device = "auto";  // auto | cpu | cuda | cuda:N
+  int64_t threads = 0;          // 0: all cores
+};
+
+struct OptimizerConfig {
+  double lr = 3e-4;
+  double min_lr = 3e-5;
+  int64_t warmup_steps = 100;
+  LrSchedule schedule = LrSchedule::cosine;
+  double decay_fraction = 0.2;  // wsd: final share of steps spent decaying
+  double weight_decay = 0.1;
+  std::vector<double> betas = {0.9, 0.95};
+  double eps = 1e-8;
+  double clip = 1.0;            // global gradient-norm clip; 0 disables
+  bool decay_embeddings = false;
+  bool decay_norms = false;
+};
+
+struct EvalConfig {
+  int64_t every = 100;   // 0: only at the end
+  int64_t batches = 20;
+};
+
+struct CheckpointConfig {
+  int64_t every = 200;   // 0: only at the end
+  int64_t keep = 2;
+};
+
+struct LogConfig {
+  int64_t every = 10;
+};
+
+// Readers: each reads its section strictly (finish() included). Validation throws ConfigError.
+DataConfig parse_data_config(YamlSection& section);
+TrainConfig parse_train_config(YamlSection& section);
+OptimizerConfig parse_optimizer_config(YamlSection& section);
+EvalConfig parse_eval_config(YamlSection& section);
+CheckpointConfig parse_checkpoint_config(YamlSection& section);
+LogConfig parse_log_config(YamlSection& section);
+
+const char* to_string(Precision precision);
+const char* to_string(LrSchedule schedule);
+
+}  // namespace ffnshape

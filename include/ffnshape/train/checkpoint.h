@@ -1,0 +1,39 @@
+// Checkpoints: model, optimizer moments, step, loader position and RNG state, written to a temporary
+// folder, flushed, renamed into place, and marked complete by a DONE file written last. A folder
+// without DONE is never resumed from.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <optional>
+#include <string>
+
+#include "ffnshape/nn/model.h"
+#include "ffnshape/train/loader.h"
+
+namespace ffnshape {
+
+struct TrainingState {
+  int64_t step = 0;            // optimizer steps completed
+  LoaderState loader;
+  int64_t tokens_seen = 0;
+  double elapsed_s = 0;        // training wall time so far
+};
+
+// RUN_DIR/checkpoints/step_00000100
+std::string checkpoint_dir(const std::string& run_dir, int64_t step);
+
+void save_checkpoint(const std::string& dir, nn::TransformerLM& model, torch::optim::Optimizer& optimizer,
+                     const TrainingState& state);
+// Restores model and optimizer in place (onto `device`) and returns the saved state. DataError for a
+// missing or incomplete checkpoint.
+TrainingState load_checkpoint(const std::string& dir, nn::TransformerLM& model, torch::optim::Optimizer* optimizer,
+                              torch::Device device);
+
+bool is_complete_checkpoint(const std::string& dir);
+// The newest complete checkpoint of a run directory, if any.
+std::optional<std::string> latest_checkpoint(const std::string& run_dir);
+// Keeps the newest `keep` complete checkpoints; removes older ones and leftover temporary folders.
+void prune_checkpoints(const std::string& run_dir, int64_t keep);
+
+}  // namespace ffnshape

@@ -1,0 +1,50 @@
+// The training loop: gradient accumulation with the loss normalised by the real token count, global
+// gradient clipping, fp32 or bf16 autocast with fp32 master weights, periodic evaluation, logging and
+// complete checkpoints, exact resume, and a clean stop on SIGINT / SIGTERM or a non-finite loss.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+
+#include "ffnshape/config/run_config.h"
+#include "ffnshape/nn/model.h"
+
+namespace ffnshape {
+
+struct TrainOptions {
+  std::string run_dir;
+  std::string resume = "auto";  // auto | never | PATH of a checkpoint folder
+  bool install_signal_handlers = true;
+  bool quiet = false;           // no console progress (tests)
+};
+
+struct TrainResult {
+  int64_t steps_done = 0;       // the step count reached (== train.steps unless stopped)
+  bool interrupted = false;     // stopped by SIGINT / SIGTERM after checkpointing
+  double final_loss = 0;
+  double val_loss = 0, val_ppl = 0;  // NaN without validation data
+  double tokens_per_s = 0;
+  int64_t tokens_seen = 0;
+  std::vector<double> losses;   // training loss of each step this process ran
+};
+
+// Thrown when the loss or the gradient norm is not finite; the last good checkpoint is untouched.
+class NonFiniteLoss : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+TrainResult train(const RunConfig& config, const TrainOptions& options);
+
+// Mean validation loss (and perplexity) of `model` over the config's fixed validation windows.
+std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& config, torch::Device device,
+                                   const std::string& val_pattern);
+
+// Resolves train.device ("auto" picks CUDA when available) and checks it exists.
+torch::Device resolve_device(const std::string& name);
+
+// Requests a clean stop at the end of the current step (what the signal handlers call).
+void request_stop();
+
+}  // namespace ffnshape

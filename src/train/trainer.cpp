@@ -1,0 +1,288 @@
+#include "ffnshape/train/trainer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "ffnshape/compat.h"
+#include "ffnshape/params/count.h"
+#include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/loader.h"
+#include "ffnshape/train/lr_schedule.h"
+#include "ffnshape/train/optimizer.h"
+
+namespace fs = std::filesystem;
+
+namespace ffnshape {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int) { g_stop.store(true); }
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Peak matrix-multiply throughput of the device in the training dtype, measured once, for MFU.
+double measure_peak_flops(torch::Device device, torch::ScalarType dtype) {
+  const int64_t n = device.is_cuda() ? 8192 : 1024;
+  auto a = torch::randn({n, n}, torch::TensorOptions().device(device)).to(dtype);
+  auto b = torch::randn({n, n}, torch::TensorOptions().device(device)).to(dtype);
+  auto sync = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize();
+  };
+  torch::mm(a, b);
+  sync();
+  const int reps = device.is_cuda() ? 20 : 4;
+  const auto start = Clock::now();
+  for (int i = 0; i < reps; ++i) torch::mm(a, b);
+  sync();
+  return 2.0 * n * n * n * reps / seconds_since(start);
+}
+
+std::string format_eta(double seconds) {
+  const auto s = static_cast<int64_t>(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  return text;
+}
+
+// metrics.jsonl kept consistent with a resumed run: entries after the resumed step are dropped.
+void truncate_metrics(const fs::path& path, int64_t step) {
+  if (!fs::exists(path)) return;
+  std::ifstream in(path);
+  std::vector<std::string> kept;
+  for (std::string line; std::getline(in, line);) {
+    try {
+      if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept.push_back(line);
+    } catch (const nlohmann::json::exception&) {
+      // A torn last line from a killed run: drop it.
+    }
+  }
+  in.close();
+  std::ofstream out(path, std::ios::trunc);
+  for (const auto& line : kept) out << line << "\n";
+}
+
+}  // namespace
+
+void request_stop() { g_stop.store(true); }
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (!torch::cuda::is_available()) {
+    throw ConfigError("train.device", "is '" + name + "' but this build or machine has no CUDA device",
+                      "use device: auto or cpu, or build against a CUDA libtorch");
+  }
+  return torch::Device(name);
+}
+
+std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& config, torch::Device device,
+                                   const std::string& val_pattern) {
+  const auto batches = validation_batches(val_pattern, config.train.seq_len, config.train.micro_batch,
+                                          config.eval.batches, config.model.vocab_size);
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  double loss_sum = 0, tokens = 0;
+  for (const auto& [x, y] : batches) {
+    compat::AutocastGuard autocast(device.type(), torch::kBFloat16, config.train.precision == Precision::bf16);
+    const auto out = model->forward_with_loss(x.to(device), y.to(device));
+    const double n = static_cast<double>(y.numel());
+    loss_sum += out.ce_loss.item<double>() * n;
+    tokens += n;
+  }
+  model->train(was_training);
+  const double loss = loss_sum / tokens;
+  return {loss, std::exp(loss)};
+}
+
+TrainResult train(const RunConfig& config, const TrainOptions& options) {
+  const auto& tc = config.train;
+  if (config.data.train.empty()) {
+    throw ConfigError("data.train", "is not set", "point it at token shards, e.g. data/brown/train_*.bin");
+  }
+  if (options.run_dir.empty()) throw ConfigError("--run-dir", "is empty", "give a directory for the run's outputs");
+  torch::set_num_threads(static_cast<int>(tc.threads > 0 ? tc.threads : std::max(1u, std::thread::hardware_concurrency())));
+  const auto device = resolve_device(tc.device);
+  const fs::path run_dir(options.run_dir);
+  fs::create_directories(run_dir);
+
+  // Resolve where to start before anything in the run directory is written.
+  std::optional<std::string> resume_from;
+  if (options.resume == "auto") {
+    resume_from = latest_checkpoint(options.run_dir);
+  } else if (options.resume == "never") {
+    if (latest_checkpoint(options.run_dir)) {
+      throw ConfigError("--resume", "is 'never' but " + options.run_dir + " already holds checkpoints of a run",
+                        "use --resume auto to continue it, or choose a new --run-dir (nothing was overwritten)");
+    }
+  } else {
+    resume_from = options.resume;
+  }
+
+  torch::manual_seed(tc.seed);
+  nn::TransformerLM model(config.model);
+  model->to(device);
+  auto optimizer = make_optimizer(model, config.optimizer);
+
+  LoaderOptions lo;
+  lo.pattern = config.data.train;
+  lo.seq_len = tc.seq_len;
+  lo.batch = tc.micro_batch;
+  lo.seed = tc.seed;
+  lo.vocab_size = config.model.vocab_size;
+  TokenLoader loader(lo);
+
+  TrainingState state;
+  if (resume_from) {
+    state = load_checkpoint(*resume_from, model, optimizer.get(), device);
+    loader.set_state(state.loader);
+    if (!options.quiet) spdlog::info("resuming from {} (step {})", *resume_from, state.step);
+  }
+  {
+    std::ofstream(run_dir / "config.yaml") << to_yaml(config);
+  }
+  truncate_metrics(run_dir / "metrics.jsonl", state.step);
+  std::ofstream metrics(run_dir / "metrics.jsonl", std::ios::app);
+
+  if (options.install_signal_handlers) {
+    g_stop.store(false);
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+  }
+
+  const auto dtype = tc.precision == Precision::bf16 ? torch::kBFloat16 : torch::kFloat;
+  const double flops_per_token = count_flops(config.model, tc.seq_len).training_per_token;
+  const double peak_flops = measure_peak_flops(device, dtype);
+  const int64_t tokens_per_step = tc.micro_batch * tc.grad_accum * tc.seq_len;
+  const bool has_val = !config.data.val.empty();
+
+  TrainResult result;
+  result.val_loss = result.val_ppl = std::nan("");
+  auto save = [&] {
+    state.loader = loader.state();
+    save_checkpoint(checkpoint_dir(options.run_dir, state.step), model, *optimizer, state);
+    prune_checkpoints(options.run_dir, config.checkpoint.keep);
+  };
+  auto run_eval = [&] {
+    std::tie(result.val_loss, result.val_ppl) = evaluate(model, config, device, config.data.val);
+    metrics << nlohmann::json{{"step", state.step}, {"val_loss", result.val_loss}, {"val_ppl", result.val_ppl}}.dump()
+            << std::endl;
+    if (!options.quiet) spdlog::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", state.step, result.val_loss, result.val_ppl);
+  };
+
+  model->train();
+  const auto run_start = Clock::now();
+  const double elapsed_before = state.elapsed_s;
+  auto window_start = Clock::now();
+  int64_t window_tokens = 0;
+  while (state.step < tc.steps) {
+    const double lr = learning_rate(config.optimizer, state.step, tc.steps);
+    set_learning_rate(*optimizer, lr);
+    optimizer->zero_grad();
+
+    // Draw the step's micro-batches first: the loss is normalised by the real token count of the step.
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> micro;
+    double step_tokens = 0;
+    for (int64_t i = 0; i < tc.grad_accum; ++i) {
+      micro.push_back(loader.next());
+      step_tokens += static_cast<double>(micro.back().second.ne(-1).sum().item<int64_t>());
+    }
+    double step_loss = 0;
+    for (const auto& [x, y] : micro) {
+      const double share = static_cast<double>(y.ne(-1).sum().item<int64_t>()) / step_tokens;
+      torch::Tensor loss;
+      {
+        compat::AutocastGuard autocast(device.type(), torch::kBFloat16, tc.precision == Precision::bf16);
+        loss = model->forward_with_loss(x.to(device), y.to(device)).loss;
+      }
+      (loss * share).backward();
+      step_loss += loss.item<double>() * share;
+    }
+    const double grad_norm =
+        config.optimizer.clip > 0
+            ? torch::nn::utils::clip_grad_norm_(model->parameters(), config.optimizer.clip)
+            : torch::nn::utils::clip_grad_norm_(model->parameters(), std::numeric_limits<double>::infinity());
+    if (!std::isfinite(step_loss) || !std::isfinite(grad_norm)) {
+      throw NonFiniteLoss("the loss became non-finite at step " + std::to_string(state.step + 1) + " (loss " +
+                          std::to_string(step_loss) + ", grad norm " + std::to_string(grad_norm) +
+                          "); the last complete checkpoint is untouched\n  fix: lower optimizer.lr, raise "
+                          "warmup_steps, or train in fp32; then rerun with --resume auto");
+    }
+    optimizer->step();
+    ++state.step;
+    state.tokens_seen += tokens_per_step;
+    window_tokens += tokens_per_step;
+    result.losses.push_back(step_loss);
+    result.final_loss = step_loss;
+
+    if (state.step % config.log.every == 0 || state.step == tc.steps) {
+      const double window_s = seconds_since(window_start);
+      const double tokens_per_s = static_cast<double>(window_tokens) / window_s;
+      const double mfu = tokens_per_s * flops_per_token / peak_flops;
+      const double eta = static_cast<double>(tc.steps - state.step) * tokens_per_step / tokens_per_s;
+      metrics << nlohmann::json{{"step", state.step},   {"loss", step_loss},          {"lr", lr},
+                                {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
+                                {"elapsed_s", elapsed_before + seconds_since(run_start)}}
+                     .dump()
+              << std::endl;
+      if (!options.quiet) {
+        spdlog::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", state.step, tc.steps,
+                     step_loss, lr, tokens_per_s, 100.0 * mfu, format_eta(eta));
+      }
+      window_start = Clock::now();
+      window_tokens = 0;
+    }
+    state.elapsed_s = elapsed_before + seconds_since(run_start);
+    const bool last = state.step == tc.steps;
+    if (has_val && config.eval.every > 0 && state.step % config.eval.every == 0 && !last) run_eval();
+    if (g_stop.load()) {
+      save();
+      if (!options.quiet) spdlog::warn("stopped by signal at step {}; checkpoint saved, rerun with --resume auto", state.step);
+      result.interrupted = true;
+      break;
+    }
+    if (!last && config.checkpoint.every > 0 && state.step % config.checkpoint.every == 0) save();
+  }
+  if (!result.interrupted) {
+    if (has_val) run_eval();
+    save();
+  }
+  result.steps_done = state.step;
+  result.tokens_seen = state.tokens_seen;
+  result.tokens_per_s = static_cast<double>(state.tokens_seen) / std::max(state.elapsed_s, 1e-9);
+
+  const auto counts = count_parameters(config.model);
+  const nlohmann::json summary = {
+      {"params", {{"total", counts.total()}, {"embedding", counts.embedding}, {"attention", counts.attention},
+                  {"ffn", counts.ffn}, {"norm", counts.norm}, {"head", counts.head},
+                  {"non_embedding", counts.non_embedding()}}},
+      {"steps", state.step},
+      {"complete", state.step == tc.steps},
+      {"tokens_seen", state.tokens_seen},
+      {"final_loss", result.final_loss},
+      {"val_loss", has_val ? nlohmann::json(result.val_loss) : nlohmann::json()},
+      {"val_ppl", has_val ? nlohmann::json(result.val_ppl) : nlohmann::json()},
+      {"wall_time_s", state.elapsed_s},
+      {"tokens_per_s", result.tokens_per_s},
+      {"device", device.str()},
+      {"precision", to_string(tc.precision)}};
+  std::ofstream(run_dir / "summary.json") << summary.dump(2) << "\n";
+  return result;
+}
+
+}  // namespace ffnshape

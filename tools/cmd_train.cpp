@@ -1,0 +1,97 @@
+// ffnshape train CONFIG [--set k=v]... [--run-dir DIR] [--resume auto|never|PATH]
+// ffnshape eval RUN_DIR_OR_CHECKPOINT [--data GLOB] [--batches N]
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "ffnshape/config/run_config.h"
+#include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/trainer.h"
+
+namespace fs = std::filesystem;
+
+namespace ffnshape::cli {
+namespace {
+
+struct TrainCliOptions {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string run_dir;
+  std::string resume = "auto";
+};
+
+int run_train(const TrainCliOptions& o) {
+  const auto config = load_run_config(o.config, o.overrides);
+  TrainOptions options;
+  options.run_dir = o.run_dir.empty() ? (fs::path("runs") / fs::path(o.config).stem()).string() : o.run_dir;
+  options.resume = o.resume;
+  const auto result = train(config, options);
+  if (result.interrupted) {
+    std::cerr << "interrupted at step " << result.steps_done << "; checkpoint saved in " << options.run_dir
+              << "; rerun the same command (--resume auto) to continue\n";
+    return kExitRuntime;
+  }
+  std::cout << "done: " << result.steps_done << " steps, final loss " << result.final_loss;
+  if (!std::isnan(result.val_loss)) std::cout << ", val_loss " << result.val_loss << ", val_ppl " << result.val_ppl;
+  std::cout << ", " << static_cast<int64_t>(result.tokens_per_s) << " tokens/s; outputs in " << options.run_dir << "\n";
+  return kExitOk;
+}
+
+struct EvalCliOptions {
+  std::string target;
+  std::string data;
+  int64_t batches = 0;
+};
+
+int run_eval(const EvalCliOptions& o) {
+  // A run directory (its newest complete checkpoint) or a checkpoint folder inside one.
+  std::string checkpoint = o.target;
+  fs::path run_dir = o.target;
+  if (!is_complete_checkpoint(o.target)) {
+    const auto latest = latest_checkpoint(o.target);
+    if (!latest) {
+      throw DataError("'" + o.target + "' holds no complete checkpoint\n  fix: give a run directory or a checkpoint folder");
+    }
+    checkpoint = *latest;
+  } else {
+    run_dir = fs::path(o.target).parent_path().parent_path();
+  }
+  auto config = load_run_config((run_dir / "config.yaml").string());
+  if (o.batches > 0) config.eval.batches = o.batches;
+  const std::string data = o.data.empty() ? config.data.val : o.data;
+  if (data.empty()) throw ConfigError("data.val", "is not set in the run's config", "pass --data GLOB");
+  const auto device = resolve_device(config.train.device);
+  nn::TransformerLM model(config.model);
+  model->to(device);
+  const auto state = load_checkpoint(checkpoint, model, nullptr, device);
+  const auto [loss, ppl] = evaluate(model, config, device, data);
+  std::cout << nlohmann::json{{"checkpoint", checkpoint}, {"step", state.step}, {"data", data},
+                              {"val_loss", loss}, {"val_ppl", ppl}}.dump(2)
+            << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_train_command(CLI::App& app) {
+  auto o = std::make_shared<TrainCliOptions>();
+  auto* sub = app.add_subcommand("train", "Train a model from a YAML config (resumable)");
+  sub->add_option("config", o->config, "Config YAML")->required()->check(CLI::ExistingFile);
+  sub->add_option("--set", o->overrides, "Override a key: dotted.key=value (repeatable)")->allow_extra_args(false);
+  sub->add_option("--run-dir", o->run_dir, "Output directory (default runs/<config name>)");
+  sub->add_option("--resume", o->resume, "auto (newest complete checkpoint), never, or a checkpoint folder");
+  return {sub, [o] { return run_train(*o); }};
+}
+
+Subcommand add_eval_command(CLI::App& app) {
+  auto o = std::make_shared<EvalCliOptions>();
+  auto* sub = app.add_subcommand("eval", "Validation loss and perplexity of a run's checkpoint");
+  sub->add_option("target", o->target, "Run directory or checkpoint folder")->required();
+  sub->add_option("--data", o->data, "Validation shard glob (default the run's data.val)");
+  sub->add_option("--batches", o->batches, "Validation batches (default the run's eval.batches)");
+  return {sub, [o] { return run_eval(*o); }};
+}
+
+}  // namespace ffnshape::cli
