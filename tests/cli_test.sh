@@ -3,36 +3,8 @@
 # Environment: FFNSHAPE (the binary), SOURCE_DIR (the repository).
 set -uo pipefail
 cd "$SOURCE_DIR"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-checks=0
+source "$(dirname "$0")/cli_lib.sh"
 
-# expect CODE DESCRIPTION -- COMMAND...: runs the command, keeps stdout/stderr in $out/$err.
-expect() {
-  local code=$1 what=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  out=$(cat "$tmp/out")
-  err=$(cat "$tmp/err")
-  checks=$((checks + 1))
-  if [ "$got" -ne "$code" ]; then
-    echo "FAIL: $what: exit $got, expected $code"
-    echo "  stdout: ${out:0:400}"
-    echo "  stderr: ${err:0:400}"
-    failures=$((failures + 1))
-  fi
-}
-# contains TEXT HAYSTACK DESCRIPTION
-contains() {
-  checks=$((checks + 1))
-  if [[ "$2" != *"$1"* ]]; then
-    echo "FAIL: $3: output lacks '$1'"
-    echo "  got: ${2:0:600}"
-    failures=$((failures + 1))
-  fi
-}
 json_field() { python3 -c "import json,sys; d=json.load(open('$tmp/out')); print(d$1)"; }
 
 expect 0 "params table" -- "$FFNSHAPE" params configs/reference/llama-2-7b.yaml
@@ -105,5 +77,4 @@ expect 2 "iso bad dimension" -- "$FFNSHAPE" iso configs/demo/hourglass.yaml --bu
 contains "not a dimension" "$err" "bad dimension message"
 expect 2 "iso bad budget" -- "$FFNSHAPE" iso configs/demo/hourglass.yaml --budget lots --free d_model
 
-echo "cli: $((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish cli

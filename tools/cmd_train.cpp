@@ -2,6 +2,7 @@
 // ffnshape eval RUN_DIR_OR_CHECKPOINT [--data GLOB] [--batches N]
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -20,6 +21,7 @@ struct TrainCliOptions {
   std::vector<std::string> overrides;
   std::string run_dir;
   std::string resume = "auto";
+  int64_t stop_at = 0;
 };
 
 int run_train(const TrainCliOptions& o) {
@@ -27,9 +29,10 @@ int run_train(const TrainCliOptions& o) {
   TrainOptions options;
   options.run_dir = o.run_dir.empty() ? (fs::path("runs") / fs::path(o.config).stem()).string() : o.run_dir;
   options.resume = o.resume;
+  options.stop_at_step = o.stop_at;
   const auto result = train(config, options);
   if (result.interrupted) {
-    std::cerr << "interrupted at step " << result.steps_done << "; checkpoint saved in " << options.run_dir
+    std::cerr << "stopped at step " << result.steps_done << "; checkpoint saved in " << options.run_dir
               << "; rerun the same command (--resume auto) to continue\n";
     return kExitRuntime;
   }
@@ -82,6 +85,7 @@ Subcommand add_train_command(CLI::App& app) {
   sub->add_option("--set", o->overrides, "Override a key: dotted.key=value (repeatable)")->allow_extra_args(false);
   sub->add_option("--run-dir", o->run_dir, "Output directory (default runs/<config name>)");
   sub->add_option("--resume", o->resume, "auto (newest complete checkpoint), never, or a checkpoint folder");
+  sub->add_option("--stop-at", o->stop_at, "Checkpoint and stop cleanly after this step (time slicing)");
   return {sub, [o] { return run_train(*o); }};
 }
 

@@ -110,6 +110,29 @@ std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& co
   return {loss, std::exp(loss)};
 }
 
+double accumulate_gradients(nn::TransformerLM& model, const std::vector<std::pair<torch::Tensor, torch::Tensor>>& micro,
+                            torch::Device device, Precision precision, int64_t ignore_index) {
+  double step_tokens = 0;
+  std::vector<double> counted;
+  for (const auto& batch : micro) {
+    counted.push_back(static_cast<double>(batch.second.ne(ignore_index).sum().item<int64_t>()));
+    step_tokens += counted.back();
+  }
+  double step_loss = 0;
+  for (size_t i = 0; i < micro.size(); ++i) {
+    if (counted[i] == 0) continue;
+    const double share = counted[i] / step_tokens;
+    torch::Tensor loss;
+    {
+      compat::AutocastGuard autocast(device.type(), torch::kBFloat16, precision == Precision::bf16);
+      loss = model->forward_with_loss(micro[i].first.to(device), micro[i].second.to(device), ignore_index).loss;
+    }
+    (loss * share).backward();
+    step_loss += loss.item<double>() * share;
+  }
+  return step_loss;
+}
+
 TrainResult train(const RunConfig& config, const TrainOptions& options) {
   const auto& tc = config.train;
   if (config.data.train.empty()) {
@@ -195,24 +218,9 @@ TrainResult train(const RunConfig& config, const TrainOptions& options) {
     set_learning_rate(*optimizer, lr);
     optimizer->zero_grad();
 
-    // Draw the step's micro-batches first: the loss is normalised by the real token count of the step.
     std::vector<std::pair<torch::Tensor, torch::Tensor>> micro;
-    double step_tokens = 0;
-    for (int64_t i = 0; i < tc.grad_accum; ++i) {
-      micro.push_back(loader.next());
-      step_tokens += static_cast<double>(micro.back().second.ne(-1).sum().item<int64_t>());
-    }
-    double step_loss = 0;
-    for (const auto& [x, y] : micro) {
-      const double share = static_cast<double>(y.ne(-1).sum().item<int64_t>()) / step_tokens;
-      torch::Tensor loss;
-      {
-        compat::AutocastGuard autocast(device.type(), torch::kBFloat16, tc.precision == Precision::bf16);
-        loss = model->forward_with_loss(x.to(device), y.to(device)).loss;
-      }
-      (loss * share).backward();
-      step_loss += loss.item<double>() * share;
-    }
+    for (int64_t i = 0; i < tc.grad_accum; ++i) micro.push_back(loader.next());
+    const double step_loss = accumulate_gradients(model, micro, device, tc.precision);
     const double grad_norm =
         config.optimizer.clip > 0
             ? torch::nn::utils::clip_grad_norm_(model->parameters(), config.optimizer.clip)
@@ -250,9 +258,9 @@ TrainResult train(const RunConfig& config, const TrainOptions& options) {
     state.elapsed_s = elapsed_before + seconds_since(run_start);
     const bool last = state.step == tc.steps;
     if (has_val && config.eval.every > 0 && state.step % config.eval.every == 0 && !last) run_eval();
-    if (g_stop.load()) {
+    if (g_stop.load() || (options.stop_at_step > 0 && state.step >= options.stop_at_step && !last)) {
       save();
-      if (!options.quiet) spdlog::warn("stopped by signal at step {}; checkpoint saved, rerun with --resume auto", state.step);
+      if (!options.quiet) spdlog::warn("stopped at step {}; checkpoint saved, rerun with --resume auto", state.step);
       result.interrupted = true;
       break;
     }

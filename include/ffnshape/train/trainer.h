@@ -15,6 +15,7 @@ namespace ffnshape {
 struct TrainOptions {
   std::string run_dir;
   std::string resume = "auto";  // auto | never | PATH of a checkpoint folder
+  int64_t stop_at_step = 0;     // > 0: checkpoint and stop cleanly once this step is done (time slicing)
   bool install_signal_handlers = true;
   bool quiet = false;           // no console progress (tests)
 };
@@ -36,6 +37,12 @@ class NonFiniteLoss : public std::runtime_error {
 };
 
 TrainResult train(const RunConfig& config, const TrainOptions& options);
+
+// Forward and backward over one step's micro-batches, each loss weighted by its share of the step's
+// real (non-ignored) target tokens, so gradients equal those of one batch holding them all. Returns
+// the step's loss. Autocasts to bf16 when `precision` says so.
+double accumulate_gradients(nn::TransformerLM& model, const std::vector<std::pair<torch::Tensor, torch::Tensor>>& micro,
+                            torch::Device device, Precision precision, int64_t ignore_index = -1);
 
 // Mean validation loss (and perplexity) of `model` over the config's fixed validation windows.
 std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& config, torch::Device device,

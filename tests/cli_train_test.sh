@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# End-to-end checks of `ffnshape train` and `ffnshape eval`: outputs of a run, resume, SIGTERM, and
+# the exit codes and messages of bad input. Environment: FFNSHAPE (the binary).
+set -uo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+
+# Shards written by an independent (Python) writer of the llm.c format, plus a corrupt one.
+python3 - "$tmp" <<'PY'
+import random, struct, sys
+random.seed(0)
+
+def shard(path, tokens, magic=20240520, version=1, fmt="H", count=None):
+    header = [0] * 256
+    header[0], header[1], header[2] = magic, version, len(tokens) if count is None else count
+    with open(path, "wb") as f:
+        f.write(struct.pack("<256i", *header))
+        f.write(struct.pack("<%d%s" % (len(tokens), fmt), *tokens))
+
+def text(n):  # each token determines the next few, so the loss can fall
+    out = []
+    while len(out) < n:
+        a = random.randrange(40)
+        out += [a, (a * 7) % 61, (a * 13) % 61, 61 + a % 3]
+    return out[:n]
+
+d = sys.argv[1]
+shard(d + "/train_0.bin", text(30000))
+shard(d + "/val_0.bin", text(5000))
+shard(d + "/u32_0.bin", text(30000), magic=20240801, version=7, fmt="I")
+shard(d + "/short_0.bin", text(1000), count=2000)  # header says more tokens than the file holds
+PY
+
+cat >"$tmp/train.yaml" <<YAML
+model: {vocab_size: 64, d_model: 32, n_layers: 2, n_heads: 4, max_seq_len: 32, ffn: {hidden: 64}}
+data: {train: "$tmp/train_*.bin", val: "$tmp/val_*.bin"}
+train: {seq_len: 32, micro_batch: 4, steps: 30, threads: 1}
+optimizer: {lr: 3.0e-3, warmup_steps: 3}
+eval: {every: 10, batches: 2}
+checkpoint: {every: 10, keep: 2}
+log: {every: 5}
+YAML
+
+expect 0 "train" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run"
+contains "val_ppl" "$out" "train summary line"
+for f in config.yaml metrics.jsonl summary.json checkpoints/step_00000030/DONE; do
+  [ -e "$tmp/run/$f" ] || fail "run dir lacks $f"
+done
+python3 - "$tmp/run" <<'PY' || fail "metrics.jsonl / summary.json contents"
+import json, sys
+run = sys.argv[1]
+lines = [json.loads(line) for line in open(run + "/metrics.jsonl")]
+steps = [l for l in lines if "loss" in l]
+evals = [l for l in lines if "val_loss" in l]
+assert [l["step"] for l in steps] == [5, 10, 15, 20, 25, 30], steps
+assert all(k in steps[0] for k in ("step", "loss", "lr", "grad_norm", "tokens_per_s", "mfu")), steps[0]
+assert [l["step"] for l in evals] == [10, 20, 30] and "val_ppl" in evals[0], evals
+assert steps[-1]["loss"] < steps[0]["loss"], steps
+s = json.load(open(run + "/summary.json"))
+assert s["complete"] and s["tokens_seen"] == 30 * 4 * 32 and s["params"]["total"] > 0, s
+PY
+[ "$(ls "$tmp/run/checkpoints" | tr '\n' ' ')" = "step_00000020 step_00000030 " ] || fail "checkpoint.keep: $(ls "$tmp/run/checkpoints")"
+
+expect 0 "eval" -- "$FFNSHAPE" eval "$tmp/run"
+python3 -c "
+import json
+d = json.load(open('$tmp/out')); s = json.load(open('$tmp/run/summary.json'))
+assert abs(d['val_loss'] - s['val_loss']) < 1e-6, (d, s)" || fail "eval disagrees with the run's final val_loss"
+expect 0 "eval of a checkpoint folder" -- "$FFNSHAPE" eval "$tmp/run/checkpoints/step_00000020"
+contains '"step": 20' "$out" "eval names the step"
+
+expect 0 "train on uint32 shards" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run32" \
+  --set "data.train=$tmp/u32_*.bin" --set train.steps=3
+expect 0 "resume of a finished run" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run"
+expect 2 "resume never on an existing run" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run" --resume never
+contains "nothing was overwritten" "$err" "resume never message"
+
+expect 2 "missing data" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r2" --set "data.train=$tmp/none_*.bin"
+contains "no files match" "$err" "missing data message"
+expect 2 "corrupt shard" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r3" --set "data.train=$tmp/short_0.bin"
+contains "short_0.bin" "$err" "corrupt shard message names the file"
+expect 2 "token id beyond the vocabulary" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r4" --set model.vocab_size=32
+contains "train_0.bin" "$err" "vocabulary message names the file"
+expect 2 "bad train config" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r5" --set train.precision=fp8
+contains "train.precision" "$err" "bad precision message"
+expect 2 "sequence longer than the model" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r6" --set train.seq_len=64
+contains "max_seq_len" "$err" "seq_len message"
+expect 1 "non-finite loss" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r7" --set model.init.std=1e30
+contains "non-finite" "$err" "non-finite message"
+expect 2 "eval of an empty folder" -- "$FFNSHAPE" eval "$tmp"
+
+# SIGTERM: the step finishes, a complete checkpoint is written, and the run resumes to its end.
+"$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/sig" --set train.steps=100000 --set log.every=1 >"$tmp/sig.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  [ -s "$tmp/sig/metrics.jsonl" ] && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+latest=$(ls -d "$tmp"/sig/checkpoints/step_* 2>/dev/null | tail -1)
+checks=$((checks + 1))
+if [ "$code" -ne 1 ] || [ -z "$latest" ] || [ ! -e "$latest/DONE" ]; then
+  fail "SIGTERM: exit $code, checkpoint '$latest'"
+  cat "$tmp/sig.out"
+fi
+contains "stopped at step" "$(cat "$tmp/sig.out")" "SIGTERM message"
+expect 1 "time slice with --stop-at" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/sig" --set train.steps=100000 --stop-at 500
+[ -e "$tmp/sig/checkpoints/step_00000500/DONE" ] || fail "--stop-at 500 left no complete checkpoint"
+
+finish cli_train

@@ -1,0 +1,221 @@
+// The trainer: LR schedules, gradient accumulation, exact resume, learning on tiny data, bf16, and
+// stops on a non-finite loss.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "ffnshape/compat.h"
+#include "ffnshape/config/run_config.h"
+#include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/loader.h"
+#include "ffnshape/train/lr_schedule.h"
+#include "ffnshape/train/optimizer.h"
+#include "ffnshape/train/trainer.h"
+
+namespace fs = std::filesystem;
+using namespace ffnshape;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("ffnshape_train_" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// A tiny "language": each token determines the next few, so a model can learn it.
+std::vector<uint32_t> patterned_tokens(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::vector<uint32_t> out;
+  while (out.size() < n) {
+    const uint32_t a = gen() % 40;
+    for (uint32_t t : {a, (a * 7) % 61, (a * 13) % 61, 61 + a % 3}) out.push_back(t);
+  }
+  out.resize(n);
+  return out;
+}
+
+RunConfig tiny_run(const TempDir& dir) {
+  write_shard(dir / "train_0.bin", patterned_tokens(20000, 1), 64);
+  write_shard(dir / "val_0.bin", patterned_tokens(4000, 2), 64);
+  auto config = load_run_config_from_string(R"(
+model: {vocab_size: 64, d_model: 32, n_layers: 2, n_heads: 4, max_seq_len: 32,
+        ffn: {kind: hourglass, k: 2, hidden: 16}}
+train: {seq_len: 32, micro_batch: 4, grad_accum: 2, steps: 8, seed: 3, threads: 1}
+optimizer: {lr: 3.0e-3, min_lr: 3.0e-4, warmup_steps: 2}
+eval: {every: 4, batches: 2}
+checkpoint: {every: 100, keep: 3}
+log: {every: 1}
+)");
+  config.data.train = dir / "train_*.bin";
+  config.data.val = dir / "val_*.bin";
+  return config;
+}
+
+TrainOptions quiet(const std::string& run_dir) {
+  TrainOptions o;
+  o.run_dir = run_dir;
+  o.quiet = true;
+  o.install_signal_handlers = false;
+  return o;
+}
+
+}  // namespace
+
+TEST(LrSchedule, WarmupThenDecayToMinimum) {
+  OptimizerConfig c;
+  c.lr = 1.0;
+  c.min_lr = 0.1;
+  c.warmup_steps = 10;
+  EXPECT_DOUBLE_EQ(learning_rate(c, 0, 110), 0.1);  // (0 + 1) / 10
+  EXPECT_DOUBLE_EQ(learning_rate(c, 9, 110), 1.0);
+  EXPECT_DOUBLE_EQ(learning_rate(c, 10, 110), 1.0);
+  EXPECT_NEAR(learning_rate(c, 60, 110), 0.55, 1e-12);  // cosine midpoint: (lr + min) / 2
+  EXPECT_NEAR(learning_rate(c, 110, 110), 0.1, 1e-12);
+  c.schedule = LrSchedule::linear;
+  EXPECT_NEAR(learning_rate(c, 35, 110), 1.0 - 0.9 * 0.25, 1e-12);
+  c.schedule = LrSchedule::constant;
+  EXPECT_DOUBLE_EQ(learning_rate(c, 100, 110), 1.0);
+  c.schedule = LrSchedule::wsd;
+  c.decay_fraction = 0.2;  // decay over steps 88..110
+  EXPECT_DOUBLE_EQ(learning_rate(c, 87, 110), 1.0);
+  EXPECT_NEAR(learning_rate(c, 99, 110), 1.0 - 0.9 * 0.5, 1e-12);
+}
+
+TEST(Optimizer, NoWeightDecayOnNormsAndEmbeddings) {
+  TempDir dir;
+  const auto config = tiny_run(dir);
+  nn::TransformerLM model(config.model);
+  auto optimizer = make_optimizer(model, config.optimizer);
+  ASSERT_EQ(optimizer->param_groups().size(), 2u);
+  const auto& decayed = optimizer->param_groups()[0];
+  const auto& undecayed = optimizer->param_groups()[1];
+  EXPECT_DOUBLE_EQ(static_cast<const torch::optim::AdamWOptions&>(decayed.options()).weight_decay(), 0.1);
+  EXPECT_DOUBLE_EQ(static_cast<const torch::optim::AdamWOptions&>(undecayed.options()).weight_decay(), 0.0);
+  for (const auto& p : decayed.params()) EXPECT_EQ(p.dim(), 2);
+  bool has_embedding = false;
+  for (const auto& p : undecayed.params()) has_embedding |= p.is_same(model->tok_embeddings->weight);
+  EXPECT_TRUE(has_embedding);
+  EXPECT_EQ(decayed.params().size() + undecayed.params().size(), model->parameters().size());
+}
+
+TEST(Trainer, AccumulationEqualsOneLargeBatch) {
+  TempDir dir;
+  const auto config = tiny_run(dir);
+  torch::manual_seed(0);
+  nn::TransformerLM model(config.model);
+  auto x = torch::randint(0, 64, {4, 16}, torch::kLong);
+  auto y = torch::randint(0, 64, {4, 16}, torch::kLong);
+  y[0].narrow(0, 0, 9).fill_(-1);  // uneven real token counts between the micro-batches
+  const auto device = torch::Device(torch::kCPU);
+  const double big = accumulate_gradients(model, {{x, y}}, device, Precision::fp32);
+  std::vector<torch::Tensor> expected;
+  for (const auto& p : model->parameters()) expected.push_back(p.grad().clone());
+  model->zero_grad();
+  const double split = accumulate_gradients(model, {{x.narrow(0, 0, 2), y.narrow(0, 0, 2)}, {x.narrow(0, 2, 2), y.narrow(0, 2, 2)}},
+                                            device, Precision::fp32);
+  EXPECT_NEAR(big, split, 1e-6);
+  const auto params = model->parameters();
+  for (size_t i = 0; i < params.size(); ++i) EXPECT_TRUE(torch::allclose(params[i].grad(), expected[i], 1e-5, 1e-7)) << i;
+}
+
+TEST(Trainer, ResumeIsBitExact) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  const auto straight = train(config, quiet(dir / "straight"));
+  ASSERT_EQ(straight.steps_done, 8);
+
+  auto first = quiet(dir / "resumed");
+  first.stop_at_step = 4;
+  const auto half = train(config, first);
+  EXPECT_TRUE(half.interrupted);
+  EXPECT_EQ(half.steps_done, 4);
+  ASSERT_TRUE(latest_checkpoint(dir / "resumed").has_value());
+  const auto rest = train(config, quiet(dir / "resumed"));
+  EXPECT_EQ(rest.steps_done, 8);
+  ASSERT_EQ(rest.losses.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(rest.losses[i], straight.losses[4 + i]) << "step " << 5 + i;
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(half.losses[i], straight.losses[i]);
+  EXPECT_EQ(rest.val_loss, straight.val_loss);
+
+  nn::TransformerLM a(config.model), b(config.model);
+  load_checkpoint(*latest_checkpoint(dir / "straight"), a, nullptr, torch::kCPU);
+  load_checkpoint(*latest_checkpoint(dir / "resumed"), b, nullptr, torch::kCPU);
+  const auto pa = a->named_parameters();
+  for (const auto& p : b->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), pa[p.key()])) << p.key();
+}
+
+TEST(Trainer, OverfitsATinyBatch) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  write_shard(dir / "one_window.bin", patterned_tokens(33, 5), 64);  // exactly one window of 32 + 1
+  config.data.train = dir / "one_window.bin";
+  config.data.val.clear();
+  config.train.steps = 150;
+  config.train.grad_accum = 1;
+  config.optimizer.weight_decay = 0;
+  config.optimizer.min_lr = config.optimizer.lr;
+  const auto result = train(config, quiet(dir / "overfit"));
+  EXPECT_GT(result.losses.front(), 3.5);  // about log(64) at the start
+  EXPECT_LT(result.final_loss, 0.1);
+}
+
+TEST(Trainer, Bf16TrainsAndLossFalls) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.train.precision = Precision::bf16;
+  config.train.steps = 40;
+  const auto result = train(config, quiet(dir / "bf16"));
+  EXPECT_TRUE(std::isfinite(result.final_loss));
+  EXPECT_LT(result.final_loss, result.losses.front() - 0.5);
+  EXPECT_LT(result.val_loss, std::log(64.0) - 0.5);
+}
+
+TEST(Trainer, Bf16AutocastComputesInBf16WithAnFp32Loss) {
+  TempDir dir;
+  const auto config = tiny_run(dir);
+  nn::TransformerLM model(config.model);
+  const auto idx = torch::randint(0, 64, {2, 8}, torch::kLong);
+  compat::AutocastGuard autocast(torch::kCPU, torch::kBFloat16);
+  const auto out = model->forward_with_loss(idx, idx);
+  EXPECT_EQ(out.logits.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(out.loss.scalar_type(), torch::kFloat);
+  EXPECT_EQ(model->tok_embeddings->weight.scalar_type(), torch::kFloat);  // fp32 master weights
+}
+
+TEST(Trainer, StopsOnNonFiniteLossKeepingTheLastCheckpoint) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.checkpoint.every = 2;
+  config.train.steps = 6;
+  train(config, quiet(dir / "run"));
+  const auto good = latest_checkpoint(dir / "run");
+  ASSERT_TRUE(good.has_value());
+  // The same run, continued with a learning rate that blows the weights up.
+  config.train.steps = 12;
+  config.optimizer.lr = 1e12;
+  config.optimizer.min_lr = 1e12;
+  config.optimizer.clip = 0;
+  EXPECT_THROW(train(config, quiet(dir / "run")), NonFiniteLoss);
+  EXPECT_TRUE(is_complete_checkpoint(*latest_checkpoint(dir / "run")));
+}
+
+TEST(Trainer, RefusesToOverwriteARunWithResumeNever) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.train.steps = 2;
+  train(config, quiet(dir / "run"));
+  auto options = quiet(dir / "run");
+  options.resume = "never";
+  EXPECT_THROW(train(config, options), ConfigError);
+}
