@@ -18,11 +18,14 @@ set(FFNSHAPE_SOURCES
   src/train/checkpoint.cpp
   src/train/trainer.cpp
   src/train/loader.cpp
+  src/train/tokenizer.cpp
+  src/train/prepare.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp
   tools/cmd_params.cpp
   tools/cmd_iso.cpp
   tools/cmd_train.cpp
+  tools/cmd_data.cpp
   tools/format.cpp
 )

@@ -7,6 +7,7 @@ packages=(
   libtorch-dev            # LibTorch 1.13 (CPU)
   libopenblas0-pthread    # without it fp32 matrix products use the reference BLAS, ~50x slower
   libyaml-cpp-dev libspdlog-dev libcli11-dev libgtest-dev nlohmann-json3-dev
+  libsentencepiece-dev    # the tokenizer: SentencePiece BPE (found through pkg-config)
   python3                 # the CLI tests read JSON with it
 )
 

@@ -1,0 +1,56 @@
+// Subword tokenizer: a SentencePiece BPE model with byte fallback, so any UTF-8 text round-trips.
+//
+// Models trained here fix the special ids: 0 <unk>, 1 <s> (bos), 2 </s> (eos, the document
+// separator in token shards), 3 <pad>; then the 256 byte pieces <0x00>..<0xFF> (ids 4..259); then
+// the learned merges. Normalisation is the identity and whitespace is kept as written, so
+// decode(encode(text)) == text. Models made elsewhere load too; ask the accessors for their ids.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ffnshape/train/data_error.h"
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace ffnshape {
+
+class Tokenizer {
+ public:
+  // Loads a .model file; a missing or corrupt file is a DataError that names it.
+  static Tokenizer load(const std::string& model_path);
+
+  // Trains a BPE model on plain-text files (one sentence or paragraph per line) and writes
+  // MODEL_PREFIX.model and MODEL_PREFIX.vocab. vocab_size counts the special and byte pieces, so it
+  // must exceed 260 plus the number of distinct characters in the text. Bad input is a DataError,
+  // never an exit.
+  static Tokenizer train(const std::vector<std::string>& text_files, const std::string& model_prefix, int vocab_size,
+                         int threads);
+
+  std::vector<uint32_t> encode(const std::string& text) const;
+  // Ids outside the vocabulary are a DataError (they mean shards and tokenizer do not match).
+  std::string decode(const std::vector<uint32_t>& ids) const;
+  // Encodes on `threads` threads (at least 1); result i is encode(texts[i]).
+  std::vector<std::vector<uint32_t>> encode_batch(const std::vector<std::string>& texts, int threads) const;
+
+  int vocab_size() const;
+  int unk_id() const;
+  int bos_id() const;  // -1 when the model has none
+  int eos_id() const;  // -1 when the model has none
+  int pad_id() const;  // -1 when the model has none
+  const std::string& model_path() const { return model_path_; }
+
+ private:
+  Tokenizer(std::shared_ptr<const sentencepiece::SentencePieceProcessor> sp, std::string model_path)
+      : sp_(std::move(sp)), model_path_(std::move(model_path)) {}
+
+  // Shared so copies are cheap; the processor is immutable once loaded, hence safe across threads.
+  std::shared_ptr<const sentencepiece::SentencePieceProcessor> sp_;
+  std::string model_path_;
+};
+
+}  // namespace ffnshape

@@ -1,0 +1,261 @@
+#include "ffnshape/train/tokenizer.h"
+
+#include <dlfcn.h>
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+// SentencePiece is loaded at run time, not linked. Debian's libsentencepiece bundles its own protobuf
+// (3.14) and exports it; linked into a process with libtorch's libprotobuf (3.21) the two interpose
+// and the process crashes before main. Opened with RTLD_LOCAL | RTLD_DEEPBIND it binds to its own
+// copy and libtorch never sees it. Virtual calls need no symbols; util::Status is the one class
+// whose out-of-line members this file uses, so they are defined here, on SentencePiece's layout.
+namespace sentencepiece::util {
+
+struct Status::Rep {  // SentencePiece 0.1.9x's layout; the tests check messages read through it
+  StatusCode code;
+  std::string error_message;
+};
+Status::~Status() = default;
+StatusCode Status::code() const { return rep_ ? rep_->code : StatusCode::kOk; }
+std::string Status::ToString() const {
+  static const char* const names[] = {
+      "OK",        "Cancelled",     "Unknown",  "Invalid argument", "Deadline exceeded", "Not found",
+      "Already exists", "Permission denied", "Resource exhausted", "Failed precondition", "Aborted",
+      "Out of range", "Unimplemented", "Internal", "Unavailable", "Data loss", "Unauthenticated"};
+  if (!rep_) return "OK";
+  const auto index = static_cast<size_t>(rep_->code);
+  return std::string(index < std::size(names) ? names[index] : "Unknown") + ": " + rep_->error_message;
+}
+
+}  // namespace sentencepiece::util
+
+namespace ffnshape {
+namespace {
+
+namespace fs = std::filesystem;
+
+using TrainFn = sentencepiece::util::Status (*)(const std::unordered_map<std::string, std::string>&,
+                                               sentencepiece::SentenceIterator*, std::string*);
+
+struct SentencePieceLibrary {
+  void (*construct)(void*) = nullptr;  // SentencePieceProcessor::SentencePieceProcessor()
+  TrainFn train = nullptr;             // SentencePieceTrainer::Train(kwargs, iterator, proto)
+};
+
+SentencePieceLibrary open_sentencepiece() {
+  const std::string names[] = {
+#ifdef FFNSHAPE_SENTENCEPIECE_LIBDIR
+      std::string(FFNSHAPE_SENTENCEPIECE_LIBDIR) + "/libsentencepiece_train.so.0",
+#endif
+      "libsentencepiece_train.so.0", "libsentencepiece_train.so"};
+  void* handle = nullptr;
+  std::string errors;
+  for (const auto& name : names) {
+    if ((handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND))) break;
+    errors += std::string("\n  ") + dlerror();
+  }
+  if (!handle) {
+    throw DataError("cannot load the SentencePiece library:" + errors +
+                    "\n  fix: install libsentencepiece0 (bash scripts/setup.sh installs libsentencepiece-dev)");
+  }
+  SentencePieceLibrary lib;
+  lib.construct = reinterpret_cast<void (*)(void*)>(dlsym(handle, "_ZN13sentencepiece22SentencePieceProcessorC1Ev"));
+  lib.train = reinterpret_cast<TrainFn>(dlsym(
+      handle,
+      "_ZN13sentencepiece20SentencePieceTrainer5TrainERKSt13unordered_mapINSt7__cxx1112basic_stringIcSt11char_"
+      "traitsIcESaIcEEES7_St4hashIS7_ESt8equal_toIS7_ESaISt4pairIKS7_S7_EEEPNS_16SentenceIteratorEPS7_"));
+  if (!lib.construct || !lib.train) {
+    throw DataError("the SentencePiece library lacks the expected functions (an incompatible version?)"
+                    "\n  fix: install Debian's libsentencepiece0 0.1.9x");
+  }
+  return lib;
+}
+
+const SentencePieceLibrary& sentencepiece_library() {
+  static const SentencePieceLibrary lib = open_sentencepiece();  // retried on the next call if it threw
+  return lib;
+}
+
+std::shared_ptr<sentencepiece::SentencePieceProcessor> new_processor() {
+  using Processor = sentencepiece::SentencePieceProcessor;
+  const auto& lib = sentencepiece_library();
+  void* memory = ::operator new(sizeof(Processor));
+  lib.construct(memory);
+  // The virtual destructor runs through the vtable, so no destructor symbol is needed here.
+  return std::shared_ptr<Processor>(static_cast<Processor*>(memory), [](Processor* p) {
+    p->~Processor();
+    ::operator delete(p);
+  });
+}
+
+// Special pieces (unk, bos, eos, pad) plus the 256 byte-fallback pieces: the floor of any vocabulary.
+constexpr int kReservedPieces = 4 + 256;
+
+// SentencePiece's training flags, each chosen so that text round-trips exactly.
+std::unordered_map<std::string, std::string> trainer_flags(const std::string& inputs, const std::string& prefix,
+                                                           int vocab_size, int threads) {
+  return {
+      {"input", inputs},
+      {"model_prefix", prefix},
+      {"model_type", "bpe"},
+      {"vocab_size", std::to_string(vocab_size)},
+      {"num_threads", std::to_string(threads)},
+      {"byte_fallback", "true"},        // unseen characters become byte pieces, never <unk>
+      {"character_coverage", "1.0"},    // every character of the training text gets a piece
+      {"normalization_rule_name", "identity"},  // NFKC would rewrite text (e.g. ligatures, full-width)
+      {"remove_extra_whitespaces", "false"},    // keep runs of spaces as written
+      {"allow_whitespace_only_pieces", "true"},  // indentation becomes single pieces
+      {"split_digits", "true"},          // numbers tokenise digit by digit, as in LLaMA
+      {"unk_id", "0"},
+      {"bos_id", "1"},
+      {"eos_id", "2"},
+      {"pad_id", "3"},
+      {"minloglevel", "1"},              // warnings and errors only; the INFO log is thousands of lines
+  };
+}
+
+// The trainer splits its input list at commas and reads files itself: check them here so a bad path
+// is a clear DataError rather than a message buried in its log.
+std::string checked_inputs(const std::vector<std::string>& text_files) {
+  if (text_files.empty()) {
+    throw DataError("tokenizer training: no text files given\n  fix: pass at least one plain-text file");
+  }
+  std::string joined;
+  for (const auto& file : text_files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {
+      throw DataError("tokenizer training: text file '" + file + "' does not exist or is not a file" +
+                      "\n  fix: check the path (scripts/fetch_brown.sh writes data/brown/text/*.txt)");
+    }
+    if (fs::file_size(file, ec) == 0) {
+      throw DataError("tokenizer training: text file '" + file + "' is empty\n  fix: remove it from the list");
+    }
+    if (file.find(',') != std::string::npos) {
+      throw DataError("tokenizer training: text file '" + file + "' has a comma in its path, which SentencePiece " +
+                      "reads as a list separator\n  fix: rename or link the file");
+    }
+    joined += (joined.empty() ? "" : ",") + file;
+  }
+  return joined;
+}
+
+void check_status(const sentencepiece::util::Status& status, const std::string& what, const std::string& hint) {
+  if (status.ok()) return;
+  throw DataError(what + ": " + status.ToString() + (hint.empty() ? "" : "\n  fix: " + hint));
+}
+
+}  // namespace
+
+Tokenizer Tokenizer::load(const std::string& model_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(model_path, ec)) {
+    throw DataError("tokenizer model '" + model_path + "' does not exist or is not a file" +
+                    "\n  fix: check the path, or train one with 'ffnshape data prepare'");
+  }
+  auto sp = new_processor();
+  check_status(sp->Load(model_path), "cannot load tokenizer model '" + model_path + "'",
+               "the file is not a SentencePiece .model (or is truncated); train it again");
+  return Tokenizer(std::move(sp), model_path);
+}
+
+Tokenizer Tokenizer::train(const std::vector<std::string>& text_files, const std::string& model_prefix, int vocab_size,
+                           int threads) {
+  // Validated here because the trainer may abort the process on values it does not expect.
+  if (vocab_size <= kReservedPieces) {
+    throw DataError("tokenizer training: vocab_size " + std::to_string(vocab_size) + " is too small; " +
+                    std::to_string(kReservedPieces) + " ids are reserved for special and byte pieces" +
+                    "\n  fix: use a vocab_size above " + std::to_string(kReservedPieces) +
+                    " plus the number of distinct characters (e.g. 8192)");
+  }
+  if (threads < 1) {
+    throw DataError("tokenizer training: threads must be at least 1, got " + std::to_string(threads));
+  }
+  if (model_prefix.empty()) {
+    throw DataError("tokenizer training: empty model prefix\n  fix: pass e.g. data/brown/tokenizer");
+  }
+  const std::string inputs = checked_inputs(text_files);
+  const fs::path dir = fs::path(model_prefix).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) fs::create_directories(dir, ec);
+  if (ec) {
+    throw DataError("tokenizer training: cannot create directory '" + dir.string() + "': " + ec.message() +
+                    "\n  fix: choose a writable model prefix");
+  }
+  const auto status =
+      sentencepiece_library().train(trainer_flags(inputs, model_prefix, vocab_size, threads), nullptr, nullptr);
+  using sentencepiece::util::StatusCode;
+  const bool io = status.code() == StatusCode::kPermissionDenied || status.code() == StatusCode::kNotFound;
+  check_status(status, "tokenizer training failed",
+               io ? "check that the text files are readable and '" + model_prefix + ".model' can be written"
+                  : "choose a vocab_size within the bounds the message gives: above 260 plus the distinct "
+                    "characters of the text, and no more than the text can supply (more text allows more)");
+  return load(model_prefix + ".model");
+}
+
+std::vector<uint32_t> Tokenizer::encode(const std::string& text) const {
+  std::vector<int> ids;
+  check_status(sp_->Encode(text, &ids), "cannot encode text with '" + model_path_ + "'", "");
+  return std::vector<uint32_t>(ids.begin(), ids.end());
+}
+
+std::string Tokenizer::decode(const std::vector<uint32_t>& ids) const {
+  const auto size = static_cast<uint32_t>(vocab_size());
+  std::vector<int> signed_ids;
+  signed_ids.reserve(ids.size());
+  for (uint32_t id : ids) {
+    if (id >= size) {
+      throw DataError("token id " + std::to_string(id) + " is outside the vocabulary of '" + model_path_ +
+                      "' (size " + std::to_string(size) + ")\n  fix: use the tokenizer the shards were made with");
+    }
+    signed_ids.push_back(static_cast<int>(id));
+  }
+  std::string text;
+  check_status(sp_->Decode(signed_ids, &text), "cannot decode ids with '" + model_path_ + "'", "");
+  return text;
+}
+
+std::vector<std::vector<uint32_t>> Tokenizer::encode_batch(const std::vector<std::string>& texts,
+                                                           int threads) const {
+  std::vector<std::vector<uint32_t>> out(texts.size());
+  if (texts.empty()) return out;
+  const auto n_threads = static_cast<size_t>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(texts.size())));
+  if (n_threads <= 1) {
+    for (size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i]);
+    return out;
+  }
+  // Texts differ in length, so threads take the next index from a shared counter.
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    try {
+      for (size_t i = next++; i < texts.size(); i = next++) out[i] = encode(texts[i]);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = texts.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n_threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  return out;
+}
+
+int Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
+int Tokenizer::unk_id() const { return sp_->unk_id(); }
+int Tokenizer::bos_id() const { return sp_->bos_id(); }
+int Tokenizer::eos_id() const { return sp_->eos_id(); }
+int Tokenizer::pad_id() const { return sp_->pad_id(); }
+
+}  // namespace ffnshape
