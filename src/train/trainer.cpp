@@ -18,6 +18,7 @@
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
+#include "ffnshape/train/tokenizer.h"
 
 namespace fs = std::filesystem;
 
@@ -139,6 +140,14 @@ TrainResult train(const RunConfig& config, const TrainOptions& options) {
     throw ConfigError("data.train", "is not set", "point it at token shards, e.g. data/brown/train_*.bin");
   }
   if (options.run_dir.empty()) throw ConfigError("--run-dir", "is empty", "give a directory for the run's outputs");
+  if (!config.data.tokenizer.empty()) {
+    const int vocab = Tokenizer::load(config.data.tokenizer).vocab_size();
+    if (vocab > config.model.vocab_size) {
+      throw ConfigError("model.vocab_size", "is " + std::to_string(config.model.vocab_size) + " but the tokenizer " +
+                                                config.data.tokenizer + " has " + std::to_string(vocab) + " tokens",
+                        "set model.vocab_size to at least " + std::to_string(vocab));
+    }
+  }
   torch::set_num_threads(static_cast<int>(tc.threads > 0 ? tc.threads : std::max(1u, std::thread::hardware_concurrency())));
   const auto device = resolve_device(tc.device);
   const fs::path run_dir(options.run_dir);
