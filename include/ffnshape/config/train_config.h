@@ -26,7 +26,7 @@ struct TrainConfig {
   uint64_t seed = 0;
   Precision precision = Precision::fp32;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
-  int64_t threads = 0;          // 0: all cores
+  int64_t threads = 0;          // torch intra-op threads; 0: automatic (see intra_op_threads)
 };
 
 struct OptimizerConfig {

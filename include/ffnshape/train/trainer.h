@@ -51,6 +51,10 @@ std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& co
 // Resolves train.device ("auto" picks CUDA when available) and checks it exists.
 torch::Device resolve_device(const std::string& name);
 
+// Torch's intra-op threads for a run: train.threads when set, else a policy that suits the BLAS in
+// use (one thread for fp32 on the CPU, where OpenBLAS threads the matrix products; all cores otherwise).
+int intra_op_threads(const TrainConfig& config, torch::Device device);
+
 // Requests a clean stop at the end of the current step (what the signal handlers call).
 void request_stop();
 
