@@ -24,6 +24,7 @@ Usage: /usr/bin/python3 bench/torch_reference.py --config configs/demo/conventio
 Prints one JSON line: {"tokens_per_s", "ms_per_step", "loss_first", "loss_last", ...}.
 """
 import argparse
+import os
 import json
 import math
 import time
@@ -312,6 +313,19 @@ def main():
         losses.append(step_loss)
         if step >= args.warmup:
             times.append(elapsed)
+
+    trace = os.environ.get("FFNSHAPE_BENCH_TRACE")
+    if trace:  # chrome trace of a few steps, to compare operator times with the C++ side
+        with torch.autograd.profiler.profile() as prof:
+            for _ in range(3):
+                tokens = torch.multinomial(probs, args.batch * (args.seq_len + 1), replacement=True, generator=gen)
+                tokens = tokens.view(args.batch, args.seq_len + 1)
+                opt.zero_grad(set_to_none=False)
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                    loss = model(tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous())
+                loss.backward()
+                opt.step()
+        prof.export_chrome_trace(trace)
 
     breakdown = {}
     if args.breakdown:

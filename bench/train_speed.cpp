@@ -10,7 +10,10 @@
 // Tokens come from a seeded Zipf unigram distribution (learnable, so the loss falls from log(vocab));
 // drawing them is not timed. --breakdown then runs `steps` more steps with each phase timed
 // separately (same operations, split open) and adds "breakdown_ms" to the JSON.
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
+
+#include "ffnshape/train/host_allocator.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
   const int threads =
       static_cast<int>(args.threads > 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(threads);
+  ffnshape::keep_host_memory_mapped();  // as train() does
 
   ffnshape::RunConfig config;
   try {
@@ -134,6 +138,17 @@ int main(int argc, char** argv) {
     const double ms = ms_since(start);
     losses.push_back(step_loss);
     if (step >= args.warmup) timed_ms += ms;
+  }
+
+  if (const char* trace = std::getenv("FFNSHAPE_BENCH_TRACE")) {
+    // Chrome trace of a few steps, for comparing operator times with the Python side.
+    torch::autograd::profiler::RecordProfile guard(trace);
+    for (int i = 0; i < 3; ++i) {
+      std::vector<std::pair<torch::Tensor, torch::Tensor>> micro{next_batch()};
+      optimizer->zero_grad();
+      ffnshape::accumulate_gradients(model, micro, device, precision);
+      optimizer->step();
+    }
   }
 
   std::map<std::string, double> breakdown;

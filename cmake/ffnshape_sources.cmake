@@ -16,6 +16,7 @@ set(FFNSHAPE_SOURCES
   src/train/lr_schedule.cpp
   src/train/optimizer.cpp
   src/train/checkpoint.cpp
+  src/train/host_allocator.cpp
   src/train/trainer.cpp
   src/train/loader.cpp
   src/train/tokenizer.cpp

@@ -15,6 +15,7 @@
 #include "ffnshape/compat.h"
 #include "ffnshape/params/count.h"
 #include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/host_allocator.h"
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
@@ -160,6 +161,7 @@ TrainResult train(const RunConfig& config, const TrainOptions& options) {
   }
   const auto device = resolve_device(tc.device);
   torch::set_num_threads(intra_op_threads(tc, device));
+  keep_host_memory_mapped();
   const fs::path run_dir(options.run_dir);
   fs::create_directories(run_dir);
 
