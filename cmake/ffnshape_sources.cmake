@@ -11,6 +11,7 @@ set(FFNSHAPE_SOURCES
   src/nn/ffn.cpp
   src/nn/block.cpp
   src/nn/model.cpp
+  src/geometry/metrics.cpp
   src/params/count.cpp
   src/params/iso.cpp
   src/train/lr_schedule.cpp

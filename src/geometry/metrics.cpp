@@ -1,0 +1,108 @@
+#include "ffnshape/geometry/metrics.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace ffnshape::geometry {
+namespace {
+
+torch::Tensor checked_cloud(const torch::Tensor& cloud, const char* what, int64_t min_points) {
+  if (cloud.dim() != 2) {
+    throw std::invalid_argument(std::string(what) + " must be a 2-D (points x dimensions) tensor, but has " +
+                                std::to_string(cloud.dim()) + " dimensions");
+  }
+  if (cloud.size(0) < min_points) {
+    throw std::invalid_argument(std::string(what) + " has " + std::to_string(cloud.size(0)) + " points; at least " +
+                                std::to_string(min_points) + " are needed");
+  }
+  auto x = cloud.to(torch::kCPU, torch::kDouble);
+  if (!torch::isfinite(x).all().item<bool>()) {
+    throw std::invalid_argument(std::string(what) + " contains NaN or infinite values");
+  }
+  return x;
+}
+
+torch::Tensor unit_rows(const torch::Tensor& x, const char* what) {
+  const auto norms = x.norm(2, 1, /*keepdim=*/true);
+  if ((norms == 0).any().item<bool>()) {
+    throw std::invalid_argument(std::string(what) + " has a zero vector, which has no direction to normalise");
+  }
+  return x / norms;
+}
+
+// Angular distance from cosines, clamped against rounding just outside [-1, 1].
+torch::Tensor angle_from_cosines(const torch::Tensor& cosines) { return torch::acos(cosines.clamp(-1.0, 1.0)); }
+
+// Poincare-ball distance of points at radius r from the squared chord between their directions.
+torch::Tensor hyperbolic_from_chord2(const torch::Tensor& unit_chord2, double r) {
+  if (!(r > 0 && r < 1)) throw std::invalid_argument("the hyperbolic radius must be in (0, 1), but is " + std::to_string(r));
+  const double scale = 2.0 * r * r / ((1.0 - r * r) * (1.0 - r * r));
+  return torch::acosh(1.0 + scale * unit_chord2.clamp_min(0.0));
+}
+
+}  // namespace
+
+Geometry parse_geometry(const std::string& name) {
+  if (name == "raw") return Geometry::raw;
+  if (name == "spherical") return Geometry::spherical;
+  if (name == "hyperbolic") return Geometry::hyperbolic;
+  throw std::invalid_argument("unknown geometry '" + name + "': use raw, spherical or hyperbolic");
+}
+
+const char* to_string(Geometry g) {
+  return g == Geometry::raw ? "raw" : g == Geometry::spherical ? "spherical" : "hyperbolic";
+}
+
+torch::Tensor pairwise_distances(const torch::Tensor& cloud, const GeometryOptions& options) {
+  const auto x = checked_cloud(cloud, "the cloud", 1);
+  if (options.geometry == Geometry::raw) {
+    // |a - b|^2 = |a|^2 + |b|^2 - 2 <a, b>, clamped against cancellation, with an exact zero diagonal.
+    const auto sq = x.pow(2).sum(1);
+    auto d2 = (sq.unsqueeze(1) + sq.unsqueeze(0) - 2.0 * torch::mm(x, x.t())).clamp_min(0.0);
+    d2.fill_diagonal_(0.0);
+    return d2.sqrt();
+  }
+  const auto u = unit_rows(x, "the cloud");
+  auto cosines = torch::mm(u, u.t());
+  cosines.fill_diagonal_(1.0);
+  if (options.geometry == Geometry::spherical) return angle_from_cosines(cosines);
+  return hyperbolic_from_chord2(2.0 - 2.0 * cosines, options.radius);
+}
+
+torch::Tensor paired_distances(const torch::Tensor& x_in, const torch::Tensor& y_in, const GeometryOptions& options) {
+  const auto x = checked_cloud(x_in, "the first cloud", 1);
+  const auto y = checked_cloud(y_in, "the second cloud", 1);
+  if (x.sizes() != y.sizes()) {
+    throw std::invalid_argument("paired clouds must have the same shape: " + std::to_string(x.size(0)) + "x" +
+                                std::to_string(x.size(1)) + " vs " + std::to_string(y.size(0)) + "x" +
+                                std::to_string(y.size(1)));
+  }
+  if (options.geometry == Geometry::raw) return (x - y).norm(2, 1);
+  const auto cosines = (unit_rows(x, "the first cloud") * unit_rows(y, "the second cloud")).sum(1);
+  if (options.geometry == Geometry::spherical) return angle_from_cosines(cosines);
+  return hyperbolic_from_chord2(2.0 - 2.0 * cosines, options.radius);
+}
+
+double shift(const torch::Tensor& x, const torch::Tensor& y, const GeometryOptions& options) {
+  return paired_distances(x, y, options).mean().item<double>();
+}
+
+double twonn_dimension(const torch::Tensor& distances) {
+  if (distances.dim() != 2 || distances.size(0) != distances.size(1)) {
+    throw std::invalid_argument("TwoNN needs a square distance matrix");
+  }
+  const int64_t n = distances.size(0);
+  if (n < 3) throw std::invalid_argument("TwoNN needs at least 3 points, but has " + std::to_string(n));
+  auto d = distances.to(torch::kCPU, torch::kDouble).clone();
+  d.fill_diagonal_(std::numeric_limits<double>::infinity());
+  const auto nearest = std::get<0>(d.topk(2, 1, /*largest=*/false, /*sorted=*/true));
+  const auto r1 = nearest.select(1, 0), r2 = nearest.select(1, 1);
+  if ((r1 <= 0).any().item<bool>()) {
+    throw std::invalid_argument("TwoNN needs distinct points, but some points coincide (zero nearest-neighbour distance)");
+  }
+  const double sum_log = torch::log(r2 / r1).sum().item<double>();
+  if (!(sum_log > 0)) throw std::invalid_argument("TwoNN is undefined: every point has equidistant nearest neighbours");
+  return static_cast<double>(n) / sum_log;
+}
+
+}  // namespace ffnshape::geometry
