@@ -10,31 +10,14 @@
 #include <unistd.h>
 
 #include "ffnshape/train/loader.h"
+#include "temp_dir.h"
 
 using namespace ffnshape;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device entropy;
-    path_ = fs::temp_directory_path() / ("ffnshape_data_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(entropy()) + "_" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-  static inline int counter_ = 0;
-};
+using ffnshape::testing::TempDir;
 
 // Shard k holds k * 10000 + i at position i: a window's first token names its shard and start.
 constexpr uint32_t kStride = 10000;

@@ -11,6 +11,7 @@
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/prepare.h"
 #include "ffnshape/train/tokenizer.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace ffnshape;
@@ -18,10 +19,9 @@ using namespace ffnshape;
 namespace {
 
 struct Corpus {
-  fs::path root;
+  ffnshape::testing::TempDir dir{"ffnshape_prepare"};
+  fs::path root = dir.path();
   Corpus() {
-    std::random_device rd;
-    root = fs::temp_directory_path() / ("ffnshape_prepare_" + std::to_string(rd()));
     fs::create_directories(root / "text");
     const char* words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "away", "home"};
     std::mt19937 gen(7);
@@ -31,7 +31,6 @@ struct Corpus {
     }
     std::ofstream(root / "text" / ".hidden.txt") << "not a document";
   }
-  ~Corpus() { fs::remove_all(root); }
 };
 
 PrepareOptions options_for(const Corpus& c, const std::string& out) {

@@ -13,25 +13,14 @@
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/trainer.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace ffnshape;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("ffnshape_train_" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using ffnshape::testing::TempDir;
 
 // A tiny "language": each token determines the next few, so a model can learn it.
 std::vector<uint32_t> patterned_tokens(size_t n, uint32_t seed) {
@@ -46,8 +35,8 @@ std::vector<uint32_t> patterned_tokens(size_t n, uint32_t seed) {
 }
 
 RunConfig tiny_run(const TempDir& dir) {
-  write_shard(dir / "train_0.bin", patterned_tokens(20000, 1), 64);
-  write_shard(dir / "val_0.bin", patterned_tokens(4000, 2), 64);
+  write_shard(dir.file("train_0.bin"), patterned_tokens(20000, 1), 64);
+  write_shard(dir.file("val_0.bin"), patterned_tokens(4000, 2), 64);
   auto config = load_run_config_from_string(R"(
 model: {vocab_size: 64, d_model: 32, n_layers: 2, n_heads: 4, max_seq_len: 32,
         ffn: {kind: hourglass, k: 2, hidden: 16}}
@@ -57,8 +46,8 @@ eval: {every: 4, batches: 2}
 checkpoint: {every: 100, keep: 3}
 log: {every: 1}
 )");
-  config.data.train = dir / "train_*.bin";
-  config.data.val = dir / "val_*.bin";
+  config.data.train = dir.file("train_*.bin");
+  config.data.val = dir.file("val_*.bin");
   return config;
 }
 
@@ -132,16 +121,16 @@ TEST(Trainer, AccumulationEqualsOneLargeBatch) {
 TEST(Trainer, ResumeIsBitExact) {
   TempDir dir;
   auto config = tiny_run(dir);
-  const auto straight = train(config, quiet(dir / "straight"));
+  const auto straight = train(config, quiet(dir.file("straight")));
   ASSERT_EQ(straight.steps_done, 8);
 
-  auto first = quiet(dir / "resumed");
+  auto first = quiet(dir.file("resumed"));
   first.stop_at_step = 4;
   const auto half = train(config, first);
   EXPECT_TRUE(half.interrupted);
   EXPECT_EQ(half.steps_done, 4);
-  ASSERT_TRUE(latest_checkpoint(dir / "resumed").has_value());
-  const auto rest = train(config, quiet(dir / "resumed"));
+  ASSERT_TRUE(latest_checkpoint(dir.file("resumed")).has_value());
+  const auto rest = train(config, quiet(dir.file("resumed")));
   EXPECT_EQ(rest.steps_done, 8);
   ASSERT_EQ(rest.losses.size(), 4u);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(rest.losses[i], straight.losses[4 + i]) << "step " << 5 + i;
@@ -149,8 +138,8 @@ TEST(Trainer, ResumeIsBitExact) {
   EXPECT_EQ(rest.val_loss, straight.val_loss);
 
   nn::TransformerLM a(config.model), b(config.model);
-  load_checkpoint(*latest_checkpoint(dir / "straight"), a, nullptr, torch::kCPU);
-  load_checkpoint(*latest_checkpoint(dir / "resumed"), b, nullptr, torch::kCPU);
+  load_checkpoint(*latest_checkpoint(dir.file("straight")), a, nullptr, torch::kCPU);
+  load_checkpoint(*latest_checkpoint(dir.file("resumed")), b, nullptr, torch::kCPU);
   const auto pa = a->named_parameters();
   for (const auto& p : b->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), pa[p.key()])) << p.key();
 }
@@ -158,14 +147,14 @@ TEST(Trainer, ResumeIsBitExact) {
 TEST(Trainer, OverfitsATinyBatch) {
   TempDir dir;
   auto config = tiny_run(dir);
-  write_shard(dir / "one_window.bin", patterned_tokens(33, 5), 64);  // exactly one window of 32 + 1
-  config.data.train = dir / "one_window.bin";
+  write_shard(dir.file("one_window.bin"), patterned_tokens(33, 5), 64);  // exactly one window of 32 + 1
+  config.data.train = dir.file("one_window.bin");
   config.data.val.clear();
   config.train.steps = 150;
   config.train.grad_accum = 1;
   config.optimizer.weight_decay = 0;
   config.optimizer.min_lr = config.optimizer.lr;
-  const auto result = train(config, quiet(dir / "overfit"));
+  const auto result = train(config, quiet(dir.file("overfit")));
   EXPECT_GT(result.losses.front(), 3.5);  // about log(64) at the start
   EXPECT_LT(result.final_loss, 0.1);
 }
@@ -175,7 +164,7 @@ TEST(Trainer, Bf16TrainsAndLossFalls) {
   auto config = tiny_run(dir);
   config.train.precision = Precision::bf16;
   config.train.steps = 40;
-  const auto result = train(config, quiet(dir / "bf16"));
+  const auto result = train(config, quiet(dir.file("bf16")));
   EXPECT_TRUE(std::isfinite(result.final_loss));
   EXPECT_LT(result.final_loss, result.losses.front() - 0.5);
   EXPECT_LT(result.val_loss, std::log(64.0) - 0.5);
@@ -198,24 +187,24 @@ TEST(Trainer, StopsOnNonFiniteLossKeepingTheLastCheckpoint) {
   auto config = tiny_run(dir);
   config.checkpoint.every = 2;
   config.train.steps = 6;
-  train(config, quiet(dir / "run"));
-  const auto good = latest_checkpoint(dir / "run");
+  train(config, quiet(dir.file("run")));
+  const auto good = latest_checkpoint(dir.file("run"));
   ASSERT_TRUE(good.has_value());
   // The same run, continued with a learning rate that blows the weights up.
   config.train.steps = 12;
   config.optimizer.lr = 1e12;
   config.optimizer.min_lr = 1e12;
   config.optimizer.clip = 0;
-  EXPECT_THROW(train(config, quiet(dir / "run")), NonFiniteLoss);
-  EXPECT_TRUE(is_complete_checkpoint(*latest_checkpoint(dir / "run")));
+  EXPECT_THROW(train(config, quiet(dir.file("run"))), NonFiniteLoss);
+  EXPECT_TRUE(is_complete_checkpoint(*latest_checkpoint(dir.file("run"))));
 }
 
 TEST(Trainer, RefusesToOverwriteARunWithResumeNever) {
   TempDir dir;
   auto config = tiny_run(dir);
   config.train.steps = 2;
-  train(config, quiet(dir / "run"));
-  auto options = quiet(dir / "run");
+  train(config, quiet(dir.file("run")));
+  auto options = quiet(dir.file("run"));
   options.resume = "never";
   EXPECT_THROW(train(config, options), ConfigError);
 }

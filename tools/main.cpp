@@ -8,6 +8,16 @@
 #include "ffnshape/config/config_error.h"
 #include "ffnshape/train/data_error.h"
 
+namespace {
+
+// Bad config or data (exit 2) and runtime failures (exit 1) end the same way: one message, no trace.
+int report(const char* message, int code) {
+  std::cerr << "error: " << message << "\n";
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace ffnshape::cli;
   CLI::App app{"ffnshape: research on the shape of transformer feed-forward networks"};
@@ -29,16 +39,12 @@ int main(int argc, char** argv) {
     }
     return kExitUsage;
   } catch (const ffnshape::ConfigError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitUsage;
+    return report(e.what(), kExitUsage);
   } catch (const ffnshape::DataError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitUsage;
+    return report(e.what(), kExitUsage);
   } catch (const c10::Error& e) {
-    std::cerr << "error: " << e.what_without_backtrace() << "\n";
-    return kExitRuntime;
+    return report(e.what_without_backtrace(), kExitRuntime);
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitRuntime;
+    return report(e.what(), kExitRuntime);
   }
 }

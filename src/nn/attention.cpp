@@ -1,13 +1,10 @@
 #include "ffnshape/nn/attention.h"
 
 #include "ffnshape/compat.h"
+#include "linear.h"
 
 namespace ffnshape::nn {
 namespace {
-
-torch::nn::Linear linear(int64_t in, int64_t out) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
-}
 
 // (batch, kv_heads, seq, d) -> (batch, kv_heads * groups, seq, d), each kv head shared by `groups`
 // consecutive query heads.
@@ -23,10 +20,10 @@ torch::Tensor repeat_kv(const torch::Tensor& x, int64_t groups) {
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
     : n_heads(config.n_heads), n_kv_heads(config.kv_heads()), head_dim(config.attn_head_dim()) {
-  q_proj = register_module("q_proj", linear(config.d_model, config.q_width()));
-  k_proj = register_module("k_proj", linear(config.d_model, config.kv_width()));
-  v_proj = register_module("v_proj", linear(config.d_model, config.kv_width()));
-  o_proj = register_module("o_proj", linear(config.q_width(), config.d_model));
+  q_proj = register_module("q_proj", linear_no_bias(config.d_model, config.q_width()));
+  k_proj = register_module("k_proj", linear_no_bias(config.d_model, config.kv_width()));
+  v_proj = register_module("v_proj", linear_no_bias(config.d_model, config.kv_width()));
+  o_proj = register_module("o_proj", linear_no_bias(config.q_width(), config.d_model));
   if (config.qk_norm) {
     q_norm = register_module("q_norm", RMSNorm(config.q_width(), config.norm_eps));
     k_norm = register_module("k_norm", RMSNorm(config.kv_width(), config.norm_eps));

@@ -1,20 +1,15 @@
 #include "ffnshape/nn/ffn.h"
 
+#include "linear.h"
+
 namespace ffnshape::nn {
-namespace {
-
-torch::nn::Linear linear(int64_t in, int64_t out) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
-}
-
-}  // namespace
 
 SwiGLUSubBlockImpl::SwiGLUSubBlockImpl(int64_t d_model, int64_t hidden, Family family_, double norm_eps)
     : family(family_) {
   norm = register_module("norm", RMSNorm(d_model, norm_eps));
-  gate = register_module("gate", linear(d_model, hidden));
-  up = register_module("up", linear(d_model, hidden));
-  down = register_module("down", linear(hidden, d_model));
+  gate = register_module("gate", linear_no_bias(d_model, hidden));
+  up = register_module("up", linear_no_bias(d_model, hidden));
+  down = register_module("down", linear_no_bias(hidden, d_model));
 }
 
 torch::Tensor SwiGLUSubBlockImpl::forward(const torch::Tensor& r) {
