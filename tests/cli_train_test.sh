@@ -76,6 +76,9 @@ contains "nothing was overwritten" "$err" "resume never message"
 
 expect 2 "missing data" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r2" --set "data.train=$tmp/none_*.bin"
 contains "no files match" "$err" "missing data message"
+expect 2 "missing validation data" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r2v" --set "data.val=$tmp/none_*.bin"
+contains "no files match" "$err" "missing validation data message"
+[ ! -e "$tmp/r2v/metrics.jsonl" ] || fail "missing validation data was found only after training started"
 expect 2 "corrupt shard" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r3" --set "data.train=$tmp/short_0.bin"
 contains "short_0.bin" "$err" "corrupt shard message names the file"
 expect 2 "token id beyond the vocabulary" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r4" --set model.vocab_size=32

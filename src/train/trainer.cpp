@@ -106,16 +106,24 @@ torch::Device resolve_device(const std::string& name) {
   return torch::Device(name);
 }
 
+std::vector<Batch> validation_set(const RunConfig& config, const std::string& val_pattern) {
+  return validation_batches(val_pattern, config.train.seq_len, config.train.micro_batch, config.eval.batches,
+                            config.model.vocab_size);
+}
+
 std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& config, torch::Device device,
                                    const std::string& val_pattern) {
-  const auto batches = validation_batches(val_pattern, config.train.seq_len, config.train.micro_batch,
-                                          config.eval.batches, config.model.vocab_size);
+  return evaluate(model, validation_set(config, val_pattern), device, config.train.precision);
+}
+
+std::pair<double, double> evaluate(nn::TransformerLM& model, const std::vector<Batch>& batches, torch::Device device,
+                                   Precision precision) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
   double loss_sum = 0, tokens = 0;
   for (const auto& [x, y] : batches) {
-    compat::AutocastGuard autocast(device.type(), torch::kBFloat16, config.train.precision == Precision::bf16);
+    compat::AutocastGuard autocast(device.type(), torch::kBFloat16, precision == Precision::bf16);
     const auto out = model->forward_with_loss(x.to(device), y.to(device));
     const double n = static_cast<double>(y.numel());
     loss_sum += out.ce_loss.item<double>() * n;
@@ -194,6 +202,9 @@ TrainResult train(const RunConfig& config, const TrainOptions& options) {
   lo.seed = tc.seed;
   lo.vocab_size = config.model.vocab_size;
   TokenLoader loader(lo);
+  // Read once, before anything is written: a bad validation glob fails now, not at the first eval.
+  const bool has_val = !config.data.val.empty();
+  const auto val_batches = has_val ? validation_set(config, config.data.val) : std::vector<Batch>{};
 
   TrainingState state;
   if (resume_from) {
@@ -217,7 +228,6 @@ TrainResult train(const RunConfig& config, const TrainOptions& options) {
   const double flops_per_token = count_flops(config.model, tc.seq_len).training_per_token;
   const double peak_flops = measure_peak_flops(device, dtype);
   const int64_t tokens_per_step = tc.micro_batch * tc.grad_accum * tc.seq_len;
-  const bool has_val = !config.data.val.empty();
 
   TrainResult result;
   result.val_loss = result.val_ppl = std::nan("");
@@ -227,7 +237,7 @@ TrainResult train(const RunConfig& config, const TrainOptions& options) {
     prune_checkpoints(options.run_dir, config.checkpoint.keep);
   };
   auto run_eval = [&] {
-    std::tie(result.val_loss, result.val_ppl) = evaluate(model, config, device, config.data.val);
+    std::tie(result.val_loss, result.val_ppl) = evaluate(model, val_batches, device, tc.precision);
     metrics << nlohmann::json{{"step", state.step}, {"val_loss", result.val_loss}, {"val_ppl", result.val_ppl}}.dump()
             << std::endl;
     if (!options.quiet) spdlog::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", state.step, result.val_loss, result.val_ppl);

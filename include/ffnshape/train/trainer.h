@@ -44,7 +44,15 @@ TrainResult train(const RunConfig& config, const TrainOptions& options);
 double accumulate_gradients(nn::TransformerLM& model, const std::vector<std::pair<torch::Tensor, torch::Tensor>>& micro,
                             torch::Device device, Precision precision, int64_t ignore_index = -1);
 
-// Mean validation loss (and perplexity) of `model` over the config's fixed validation windows.
+using Batch = std::pair<torch::Tensor, torch::Tensor>;  // (inputs, targets), each (batch, seq)
+
+// The config's fixed validation windows from the shards matching `val_pattern`.
+std::vector<Batch> validation_set(const RunConfig& config, const std::string& val_pattern);
+
+// Mean validation loss (and perplexity) of `model` over the given batches, or over the config's
+// validation windows read from `val_pattern`.
+std::pair<double, double> evaluate(nn::TransformerLM& model, const std::vector<Batch>& batches, torch::Device device,
+                                   Precision precision);
 std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& config, torch::Device device,
                                    const std::string& val_pattern);
 
