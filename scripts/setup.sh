@@ -8,6 +8,9 @@ packages=(
   libopenblas0-pthread    # without it fp32 matrix products use the reference BLAS, ~50x slower
   libyaml-cpp-dev libspdlog-dev libcli11-dev libgtest-dev nlohmann-json3-dev
   libsentencepiece-dev    # the tokenizer: SentencePiece BPE (found through pkg-config)
+  libhera-dev libboost-dev  # Hera: Wasserstein distances between persistence diagrams
+  libgudhi-dev ripser     # reference persistent homology for the tests and benchmarks
+  python3-pot python3-gudhi  # reference Gromov-Wasserstein (POT) and diagrams for tests and benchmarks
   python3                 # the CLI tests read JSON with it
   python3-matplotlib      # scripts/plot_runs.py (Debian's /usr/bin/python3)
 )
