@@ -12,6 +12,8 @@ set(FFNSHAPE_SOURCES
   src/nn/block.cpp
   src/nn/model.cpp
   src/geometry/metrics.cpp
+  src/geometry/optimal_transport.cpp
+  src/geometry/gromov.cpp
   src/params/count.cpp
   src/params/iso.cpp
   src/train/lr_schedule.cpp

@@ -1,0 +1,185 @@
+#include "ffnshape/geometry/gromov.h"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "optimal_transport.h"
+
+namespace ffnshape::geometry {
+namespace {
+
+using torch::Tensor;
+
+std::string shape_of(const Tensor& t) {
+  std::ostringstream s;
+  s << t.sizes();
+  return s.str();
+}
+
+Tensor checked_distances(const Tensor& d, const char* what) {
+  if (d.dim() != 2 || d.size(0) != d.size(1)) {
+    throw std::invalid_argument(std::string(what) + " must be a square (N, N) distance matrix, but has shape " +
+                                shape_of(d));
+  }
+  if (d.size(0) < 2) {
+    throw std::invalid_argument(std::string(what) + " has " + std::to_string(d.size(0)) +
+                                " point; Gromov-Wasserstein needs at least 2");
+  }
+  const auto x = d.to(torch::kCPU, torch::kDouble).contiguous();
+  if (!torch::isfinite(x).all().item<bool>()) {
+    throw std::invalid_argument(std::string(what) + " contains NaN or infinite values");
+  }
+  const double scale = x.abs().max().item<double>();
+  const double asymmetry = (x - x.t()).abs().max().item<double>();
+  if (asymmetry > 1e-9 * scale) {
+    throw std::invalid_argument(std::string(what) + " is not symmetric: |D - D^T| reaches " + std::to_string(asymmetry) +
+                                " (largest entry " + std::to_string(scale) + "); pass a distance matrix");
+  }
+  return 0.5 * (x + x.t());  // removes rounding-level asymmetry; exact for a symmetric matrix
+}
+
+// The pieces of the square loss (Peyre, Cuturi, Solomon 2016, Prop. 1; POT's init_matrix):
+// sum_kl (C1_ik - C2_jl)^2 T_kl = constC_ij - 2 (C1 T C2)_ij for couplings T of p and q, with
+// constC = (C1^2 p) 1^T + 1 (C2^2 q)^T. The loss is <constC - 2 C1 T C2, T>, its gradient 2 (constC - 2 C1 T C2).
+struct SquareLoss {
+  Tensor c1, c2, const_c;
+  SquareLoss(Tensor a, Tensor b) : c1(std::move(a)), c2(std::move(b)) {
+    const auto p = torch::full({c1.size(0)}, 1.0 / static_cast<double>(c1.size(0)), torch::kDouble);
+    const auto q = torch::full({c2.size(0)}, 1.0 / static_cast<double>(c2.size(0)), torch::kDouble);
+    const_c = c1.pow(2).mv(p).unsqueeze(1) + c2.pow(2).mv(q).unsqueeze(0);
+  }
+  Tensor product(const Tensor& t) const { return c1.mm(t).mm(c2); }  // C1 T C2
+  double loss(const Tensor& t, const Tensor& c1tc2) const { return ((const_c - 2.0 * c1tc2) * t).sum().item<double>(); }
+  Tensor independent() const {
+    return torch::full({c1.size(0), c2.size(0)}, 1.0 / static_cast<double>(c1.size(0) * c2.size(0)), torch::kDouble);
+  }
+};
+
+double frobenius_inner(const Tensor& a, const Tensor& b) { return (a * b).sum().item<double>(); }
+
+std::vector<double> row_sums(const Tensor& c) {
+  const auto sums = c.sum(1).contiguous();
+  return std::vector<double>(sums.data_ptr<double>(), sums.data_ptr<double>() + sums.numel());
+}
+
+// argmin over [0, 1] of a x^2 + b x + c (POT's solve_1d_linesearch_quad).
+double quadratic_step(double a, double b, double c) {
+  if (a > 0) return std::min(1.0, std::max(0.0, -b / (2.0 * a)));
+  return c > a + b + c ? 1.0 : 0.0;
+}
+
+// Conditional gradient as POT's ot.optim.cg called by gromov_wasserstein2 (armijo=False).
+double solve_conditional_gradient(const SquareLoss& sq, int max_iter, double tolerance) {
+  const int64_t n = sq.c1.size(0), m = sq.c2.size(0);
+  Tensor g = sq.independent();
+  Tensor a = sq.product(g);  // C1 G C2, carried along the line searches
+  double f = sq.loss(g, a);
+  for (int it = 1;; ++it) {
+    const Tensor gradient = (2.0 * (sq.const_c - 2.0 * a)).contiguous();
+    // The linearised problem: an exact optimal vertex (POT adds a constant to the cost; no effect on the plan).
+    // At the independent coupling C1 G C2 = r s^T / (N M) with r, s the row sums of C1, C2, so the cost is
+    // a_i + b_j - 4 r_i s_j / (N M), whose optimum is the comonotone coupling of r and s: sorting replaces
+    // the general solver, for which this nearly degenerate cost is the hardest of the run.
+    const auto plan = it == 1 ? detail::comonotone_transport(row_sums(sq.c1), row_sums(sq.c2))
+                              : detail::uniform_transport(gradient.data_ptr<double>(), n, m);
+    const Tensor vertex = torch::from_blob(const_cast<double*>(plan.mass.data()), {n, m}, torch::kDouble);
+    const Tensor direction = vertex - g;
+    const Tensor b = sq.product(direction);
+    // Exact line search: loss(G + x dG) = qa x^2 + qb x + f (POT's solve_linesearch, reg = 1, M = 0).
+    const double qa = -2.0 * frobenius_inner(b, direction);
+    const double qb = frobenius_inner(sq.const_c, direction) - 2.0 * (frobenius_inner(b, g) + frobenius_inner(a, direction));
+    const double step = quadratic_step(qa, qb, f);
+    g = g + step * direction;
+    a = a + step * b;
+    const double previous = f;
+    f = sq.loss(g, a);
+    if (it >= max_iter) break;
+    const double change = std::abs(f - previous);
+    if (change / std::abs(f) < tolerance || change < tolerance) break;
+  }
+  return sq.loss(g, sq.product(g));
+}
+
+// POT's sinkhorn_knopp with its defaults (1000 iterations, marginal error 1e-9 checked every 10th).
+Tensor sinkhorn(const Tensor& cost, double epsilon) {
+  constexpr int iterations = 1000;
+  constexpr double threshold = 1e-9;
+  const int64_t n = cost.size(0), m = cost.size(1);
+  const auto b = torch::full({m}, 1.0 / static_cast<double>(m), torch::kDouble);
+  Tensor u = torch::full({n}, 1.0 / static_cast<double>(n), torch::kDouble);
+  Tensor v = torch::full({m}, 1.0 / static_cast<double>(m), torch::kDouble);
+  const Tensor k = torch::exp(cost / -epsilon);
+  const Tensor kt = k.t().contiguous();
+  const Tensor kp = static_cast<double>(n) * k;
+  auto usable = [](const Tensor& t, bool nonzero) {
+    const double* x = t.data_ptr<double>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (!std::isfinite(x[i]) || (nonzero && x[i] == 0)) return false;
+    }
+    return true;
+  };
+  for (int ii = 0; ii < iterations; ++ii) {
+    const Tensor ktu = kt.mv(u);
+    v = b / ktu;
+    u = 1.0 / kp.mv(v);
+    if (!usable(ktu, true) || !usable(u, false) || !usable(v, false)) {
+      const double range = cost.abs().max().item<double>();
+      throw std::invalid_argument(
+          "entropic Gromov-Wasserstein: Sinkhorn scaling under- or overflowed: epsilon " + std::to_string(epsilon) +
+          " is too small for gradients up to " + std::to_string(range) + " (exp(-gradient / epsilon) leaves double " +
+          "range); use epsilon >= about " + std::to_string(range / 600.0) +
+          ", scale the distances to a maximum of about 1, or use the cg solver");
+    }
+    if (ii % 10 == 0) {
+      const double err = (v * kt.mv(u) - b).norm().item<double>();
+      if (err < threshold) break;
+    }
+  }
+  return u.unsqueeze(1) * k * v.unsqueeze(0);
+}
+
+// POT's entropic_gromov_wasserstein: projected gradient steps T <- sinkhorn(grad(T), epsilon).
+double solve_entropic(const SquareLoss& sq, double epsilon, int max_iter, double tolerance) {
+  Tensor t = sq.independent();
+  double err = 1;
+  for (int it = 0; err > tolerance && it < max_iter; ++it) {
+    const Tensor previous = t;
+    t = sinkhorn(2.0 * (sq.const_c - 2.0 * sq.product(t)), epsilon);
+    if (it % 10 == 0) err = (t - previous).norm().item<double>();
+  }
+  return sq.loss(t, sq.product(t));
+}
+
+}  // namespace
+
+GwSolver parse_gw_solver(const std::string& name) {
+  if (name == "cg") return GwSolver::conditional_gradient;
+  if (name == "entropic") return GwSolver::entropic;
+  throw std::invalid_argument("unknown Gromov-Wasserstein solver '" + name + "': use cg or entropic");
+}
+
+const char* to_string(GwSolver solver) { return solver == GwSolver::conditional_gradient ? "cg" : "entropic"; }
+
+double gromov_wasserstein(const torch::Tensor& dx, const torch::Tensor& dy, const GwOptions& options) {
+  torch::NoGradGuard no_grad;
+  if (options.max_iter < 0) {
+    throw std::invalid_argument("Gromov-Wasserstein max_iter must be >= 0 (0: the solver's default), but is " +
+                                std::to_string(options.max_iter));
+  }
+  if (!(options.tolerance >= 0) || !std::isfinite(options.tolerance)) {
+    throw std::invalid_argument("Gromov-Wasserstein tolerance must be a finite number >= 0, but is " +
+                                std::to_string(options.tolerance));
+  }
+  const bool entropic = options.solver == GwSolver::entropic;
+  if (entropic && !(options.epsilon > 0 && std::isfinite(options.epsilon))) {
+    throw std::invalid_argument("entropic Gromov-Wasserstein needs epsilon > 0, but it is " +
+                                std::to_string(options.epsilon));
+  }
+  const SquareLoss sq(checked_distances(dx, "the first distance matrix"),
+                      checked_distances(dy, "the second distance matrix"));
+  if (entropic) return solve_entropic(sq, options.epsilon, options.max_iter > 0 ? options.max_iter : 1000, options.tolerance);
+  return solve_conditional_gradient(sq, options.max_iter > 0 ? options.max_iter : 200, options.tolerance);
+}
+
+}  // namespace ffnshape::geometry

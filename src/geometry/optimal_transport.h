@@ -1,0 +1,35 @@
+// Exact optimal transport between uniform marginals (internal to the geometry area).
+//
+// The linear step of the conditional-gradient Gromov-Wasserstein solver: minimise <C, T> over couplings T
+// of the uniform weights 1/n (rows) and 1/m (columns). Scaling the weights by n m / gcd(n, m) makes every
+// row supply m / g and every column demand n / g units, all integers, so the problem is an integral
+// transportation problem and successive shortest paths solve it exactly: Dijkstra on reduced costs in the
+// dense bipartite residual graph, with node potentials that keep reduced costs non-negative (the dual).
+// With n == m every supply and demand is 1 and this is the shortest-augmenting-path (Jonker-Volgenant style)
+// linear-assignment method, O(n^3) at worst; the optimum is then a permutation matrix.
+//
+// Ties: when several vertices are optimal, which one is returned depends on the visiting order, so it can
+// differ from the vertex a network simplex (POT's ot.emd) returns; the linear cost is the same.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace ffnshape::geometry::detail {
+
+struct TransportPlan {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> mass;  // rows x cols, row-major; every row sums to 1/rows, every column to 1/cols
+  double cost = 0;           // <C, T>
+};
+
+// cost: rows x cols, row-major, finite. Throws std::invalid_argument on empty or non-finite input.
+TransportPlan uniform_transport(const double* cost, int64_t rows, int64_t cols);
+
+// The optimum for costs of the form a_i + b_j - x_i y_j (any a, b): the comonotone coupling, which pairs
+// the rows in decreasing order of x with the columns in decreasing order of y (north-west corner rule on
+// the sorted orders; optimal for every submodular cost, rearrangement inequality). O(n log n + m log m).
+// cost is not returned (0).
+TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace ffnshape::geometry::detail
