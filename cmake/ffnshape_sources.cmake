@@ -3,6 +3,7 @@ set(FFNSHAPE_SOURCES
   src/config/config_error.cpp
   src/config/yaml_reader.cpp
   src/config/model_config.cpp
+  src/config/schedule_config.cpp
   src/config/run_config.cpp
   src/config/train_config.cpp
   src/nn/rms_norm.cpp
@@ -14,6 +15,9 @@ set(FFNSHAPE_SOURCES
   src/geometry/metrics.cpp
   src/geometry/optimal_transport.cpp
   src/geometry/gromov.cpp
+  src/schedule/geometry_optimizer.cpp
+  src/schedule/work_profile.cpp
+  src/schedule/schedule.cpp
   src/params/count.cpp
   src/params/iso.cpp
   src/train/lr_schedule.cpp
@@ -31,5 +35,6 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/cmd_iso.cpp
   tools/cmd_train.cpp
   tools/cmd_data.cpp
+  tools/cmd_schedule.cpp
   tools/format.cpp
 )

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/params/count.h"
+#include "ffnshape/schedule/schedule.h"
 #include "format.h"
 
 namespace ffnshape::cli {
@@ -82,7 +83,11 @@ void print_table(const std::vector<std::pair<std::string, ModelConfig>>& models)
 
 int run(const ParamsOptions& options) {
   std::vector<std::pair<std::string, ModelConfig>> models;
-  for (const auto& path : options.configs) models.emplace_back(path, load_run_config(path, options.overrides).model);
+  for (const auto& path : options.configs) {
+    auto model = load_run_config(path, options.overrides).model;
+    schedule::resolve_schedule(model);
+    models.emplace_back(path, model);
+  }
   auto seq_len = [&](const ModelConfig& m) { return options.seq_len > 0 ? options.seq_len : m.max_seq_len; };
   if (options.json) {
     if (models.size() == 1) {

@@ -25,5 +25,6 @@ Subcommand add_iso_command(CLI::App& app);
 Subcommand add_train_command(CLI::App& app);
 Subcommand add_eval_command(CLI::App& app);
 Subcommand add_data_command(CLI::App& app);
+Subcommand add_schedule_command(CLI::App& app);
 
 }  // namespace ffnshape::cli

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ffnshape/config/yaml_reader.h"
+#include "schedule_config_internal.h"
 
 namespace ffnshape {
 namespace {
@@ -58,6 +59,10 @@ int64_t ModelConfig::ffn_uniform_hidden() const {
 
 int64_t ModelConfig::ffn_hidden(int64_t layer) const {
   if (!ffn.widths.empty()) return ffn.widths.at(static_cast<size_t>(layer));
+  if (ffn.schedule) {
+    throw ConfigError("model.ffn.schedule", "has not been resolved into per-layer widths",
+                      "call ffnshape::schedule::resolve_schedule(config) (schedule/schedule.h) before building the model");
+  }
   return ffn_uniform_hidden();
 }
 
@@ -106,6 +111,11 @@ ModelConfig parse_model_config(YamlSection& section) {
   config.ffn.k = ffn.get("k", config.ffn.k);
   config.ffn.multiple_of = ffn.get("multiple_of", config.ffn.multiple_of);
   config.ffn.widths = ffn.get("widths", std::vector<int64_t>{});
+  config.ffn.schedule = parse_schedule_config(ffn);
+  if (config.ffn.schedule && !config.ffn.widths.empty()) {
+    throw ffn.error("schedule", "is set together with model.ffn.widths",
+                    "keep one: a schedule derives the widths from model.ffn.hidden (or ratio)");
+  }
   ffn.finish();
   section.finish();
   return config;
@@ -181,6 +191,10 @@ std::optional<ConfigError> find_problem(const ModelConfig& c) {
       }
     }
   } else if (!f.hidden && !f.ratio) {
+    if (f.schedule) {
+      return problem("ffn.hidden", "is not set (nor ffn.ratio), but a schedule needs the uniform width as its budget",
+                     "set model.ffn.hidden or model.ffn.ratio: the schedule keeps the parameters of that uniform width");
+    }
     return problem("ffn.hidden", "is not set (nor ffn.ratio nor ffn.widths)",
                    "set model.ffn.hidden (e.g. 2048) or model.ffn.ratio (e.g. 2.6667)");
   }
@@ -191,6 +205,9 @@ std::optional<ConfigError> find_problem(const ModelConfig& c) {
                                        std::to_string(f.multiple_of) + ")",
                      "round it, or lower model.ffn.multiple_of");
     }
+  }
+  if (f.schedule) {
+    if (auto p = find_schedule_problem(*f.schedule, c.n_layers)) return p;
   }
   return std::nullopt;
 }

@@ -42,6 +42,28 @@ RunConfig read_document(const ConfigDocument& doc) {
   return config;
 }
 
+// An unresolved schedule, written out with every setting.
+void emit_schedule(YAML::Emitter& out, const ScheduleConfig& s) {
+  auto key = [&](const char* k) -> YAML::Emitter& { return out << YAML::Key << k << YAML::Value; };
+  key("schedule") << YAML::BeginMap;
+  if (!s.rule.empty()) key("rule") << s.rule;
+  if (!s.file.empty()) key("file") << s.file;
+  if (!s.profile.empty()) key("profile") << s.profile;
+  key("start") << s.start;
+  key("end") << s.end;
+  key("beta_min") << s.beta_min;
+  key("beta_max") << s.beta_max;
+  key("smoothing") << s.smoothing;
+  key("alpha") << s.alpha;
+  key("alpha_min") << s.alpha_min;
+  key("alpha_max") << s.alpha_max;
+  if (s.exponent) key("exponent") << *s.exponent;
+  if (!s.lambda.empty()) key("lambda") << YAML::Flow << s.lambda;
+  key("w_min") << s.w_min;
+  key("w_max") << s.w_max;
+  out << YAML::EndMap;
+}
+
 void emit_model(YAML::Emitter& out, const ModelConfig& m) {
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "family" << YAML::Value << to_string(m.family);
@@ -75,10 +97,18 @@ void emit_model(YAML::Emitter& out, const ModelConfig& m) {
   if (m.ffn.widths.empty()) {
     out << YAML::Key << "hidden" << YAML::Value << m.ffn_uniform_hidden();
   } else {
+    // Resolved widths stand alone; the schedule they came from is kept as a comment.
+    if (m.ffn.schedule) {
+      const auto& s = *m.ffn.schedule;
+      out << YAML::Comment("widths from schedule " + (s.file.empty() ? "rule " + s.rule : "file " + s.file) +
+                           (s.profile.empty() ? "" : " (profile " + s.profile + ")") + " on the budget of hidden " +
+                           std::to_string(m.ffn_uniform_hidden()));
+    }
     out << YAML::Key << "widths" << YAML::Value << YAML::Flow << m.ffn.widths;
   }
   out << YAML::Key << "k" << YAML::Value << m.ffn.k;
   out << YAML::Key << "multiple_of" << YAML::Value << m.ffn.multiple_of;
+  if (m.ffn.schedule && m.ffn.widths.empty()) emit_schedule(out, *m.ffn.schedule);
   out << YAML::EndMap;
   out << YAML::EndMap;
 }

@@ -1,5 +1,7 @@
 #include "ffnshape/train/trainer.h"
 
+#include "ffnshape/schedule/schedule.h"
+
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -157,7 +159,9 @@ double accumulate_gradients(nn::TransformerLM& model, const std::vector<std::pai
   return step_loss;
 }
 
-TrainResult train(const RunConfig& config, const TrainOptions& options) {
+TrainResult train(const RunConfig& requested, const TrainOptions& options) {
+  RunConfig config = requested;
+  schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
   const auto& tc = config.train;
   if (config.data.train.empty()) {
     throw ConfigError("data.train", "is not set", "point it at token shards, e.g. data/brown/train_*.bin");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ffnshape/config/config_error.h"
+#include "ffnshape/config/schedule_config.h"
 
 namespace ffnshape {
 
@@ -34,6 +35,9 @@ struct FfnConfig {
   int64_t k = 1;                   // residual SwiGLU sub-blocks per layer
   int64_t multiple_of = 1;
   std::vector<int64_t> widths;     // optional per-layer hidden widths (length n_layers)
+  // Optional width schedule on the budget of the uniform width; schedule/resolve_schedule fills
+  // `widths` from it. A config gives either widths or a schedule, not both.
+  std::optional<ScheduleConfig> schedule;
 };
 
 struct InitConfig {
@@ -68,7 +72,8 @@ struct ModelConfig {
   int64_t attn_head_dim() const { return head_dim ? *head_dim : d_model / n_heads; }
   int64_t q_width() const { return n_heads * attn_head_dim(); }
   int64_t kv_width() const { return kv_heads() * attn_head_dim(); }
-  // Hidden width of each FFN sub-block of `layer`.
+  // Hidden width of each FFN sub-block of `layer`. Throws ConfigError for a schedule that has not
+  // been resolved into widths yet (see schedule/schedule.h).
   int64_t ffn_hidden(int64_t layer) const;
   // The uniform hidden width (widths ignored): ffn.hidden or the rounded ffn.ratio * d_model.
   int64_t ffn_uniform_hidden() const;
