@@ -5,9 +5,10 @@
 # sides. Median of --repeats timings per side; checks the values agree; prints a table with the ratio
 # ffnshape / POT of the times (below 1: ffnshape is faster). Builds nothing.
 #
-#   BENCH=build/bench_gw_speed bash bench/gw_speed.sh [--sizes "256 512"] [--dim 64] [--repeats 3]
+#   BENCH=build/bench_gw_speed bash bench/gw_speed.sh [--sizes "256 512 512x384"] [--dim 64] [--repeats 3]
 #       [--epsilon 5e-3] [--solvers "cg entropic"] [--out table.md]
 #
+# A size N compares two clouds of N points; NxM compares N points with M.
 # Environment: BENCH (default build/bench_gw_speed), PYTHON (default /usr/bin/python3, Debian's python3-pot;
 # the first python3 on PATH may not have it).
 set -euo pipefail
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 BENCH=${BENCH:-build/bench_gw_speed}
 PYTHON=${PYTHON:-/usr/bin/python3}
-sizes="256 512" dim=64 repeats=3 epsilon=5e-3 solvers="cg entropic" out=""
+sizes="256 512 512x384" dim=64 repeats=3 epsilon=5e-3 solvers="cg entropic" out=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
@@ -24,7 +25,7 @@ while [[ $# -gt 0 ]]; do
     --epsilon) epsilon=$2; shift 2 ;;
     --solvers) solvers=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -36,12 +37,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 for n in $sizes; do
-  "$PYTHON" - "$n" "$dim" "$work/$n" <<'EOF'
+  "$PYTHON" - "${n%x*}" "${n#*x}" "$dim" "$work/$n" <<'EOF'
 import sys, numpy as np
-n, dim, prefix = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-rng = np.random.default_rng(n)
-for name in ("dx", "dy"):
-    x = rng.standard_normal((n, dim)) * (np.linspace(1.5, 0.5, dim) if name == "dy" else 1.0)
+n, m, dim, prefix = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rng = np.random.default_rng(n * 100003 + m)
+for name, k in (("dx", n), ("dy", m)):
+    x = rng.standard_normal((k, dim)) * (np.linspace(1.5, 0.5, dim) if name == "dy" else 1.0)
     d = np.sqrt(np.maximum(((x[:, None, :] - x[None, :, :]) ** 2).sum(-1), 0.0))
     d = 0.5 * (d + d.T)
     (d / d.max()).astype("<f8").tofile(f"{prefix}.{name}.f64")

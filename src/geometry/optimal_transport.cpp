@@ -66,65 +66,82 @@ TransportPlan uniform_transport(const double* cost, int64_t n, int64_t m) {
 
   // Successive shortest paths from one source row at a time; Dijkstra over reduced costs
   // c_ij - u_i - v_j >= 0 (forward edges) and backward edges along positive flow (reduced cost 0).
-  std::vector<double> dist_col(m), dist_row(n);
-  std::vector<int64_t> pred_col(m), pred_row(n), settled_rows, settled_cols, open_cols;
-  std::vector<char> row_done(n), col_done(m);
-  settled_rows.reserve(n), settled_cols.reserve(m), open_cols.reserve(m);
+  // Dense: every pass runs over all columns contiguously (vectorisable); a settled column's tentative
+  // distance is set to -inf, which no relaxation improves and the minimum search skips.
+  std::vector<double> dist(m), dist_row(n), settled_dist;
+  std::vector<int64_t> pred_col(m), pred_row(n), settled_rows, settled_cols;
+  std::vector<char> row_done(n);
+  settled_rows.reserve(n), settled_cols.reserve(m), settled_dist.reserve(m);
+  // Relaxes the columns from row i reached at distance d_i; returns the open column of least distance.
+  auto relax = [&](int64_t i, double d_i, bool find_min, int64_t& arg) {
+    const double base = d_i - u[i];
+    const double* ci = cost + i * m;
+    double* d = dist.data();
+    int64_t* pred = pred_col.data();
+    const double* vv = v.data();
+    for (int64_t j = 0; j < m; ++j) {
+      const double nd = base + ci[j] - vv[j];
+      if (nd < d[j]) d[j] = nd, pred[j] = i;
+    }
+    double best = inf;
+    if (find_min) {
+      for (int64_t j = 0; j < m; ++j) {
+        if (d[j] < best && d[j] > -inf) best = d[j], arg = j;
+      }
+    }
+    return best;
+  };
   for (int64_t src = 0; src < n; ++src) {
     while (rem_supply[src] > 0) {
-      std::fill(dist_col.begin(), dist_col.end(), inf);
+      std::fill(dist.begin(), dist.end(), inf);
       std::fill(row_done.begin(), row_done.end(), 0);
-      std::fill(col_done.begin(), col_done.end(), 0);
-      settled_rows.clear(), settled_cols.clear(), open_cols.resize(m);
-      std::iota(open_cols.begin(), open_cols.end(), int64_t{0});
-      auto reach_row = [&](int64_t i, double d, int64_t from) {
-        dist_row[i] = d, pred_row[i] = from, row_done[i] = 1;
-        settled_rows.push_back(i);
-        const double base = d - u[i];
-        const double* ci = cost + i * m;
-        for (const int64_t j : open_cols) {
-          const double nd = base + ci[j] - v[j];
-          if (nd < dist_col[j]) dist_col[j] = nd, pred_col[j] = i;
-        }
-      };
-      reach_row(src, 0.0, -1);
-      int64_t target = -1;
-      double reach = 0;
-      while (target < 0) {
-        size_t best_k = 0;
-        double best = inf;
-        for (size_t k = 0; k < open_cols.size(); ++k) {
-          if (dist_col[open_cols[k]] < best) best = dist_col[open_cols[k]], best_k = k;
-        }
+      settled_rows.clear(), settled_cols.clear(), settled_dist.clear();
+      dist_row[src] = 0, pred_row[src] = -1, row_done[src] = 1;
+      settled_rows.push_back(src);
+      int64_t j = -1;
+      double best = relax(src, 0.0, true, j);
+      while (true) {
         if (!(best < inf)) throw std::logic_error("optimal transport: no augmenting path (internal error)");
-        const int64_t j = open_cols[best_k];
-        open_cols[best_k] = open_cols.back();
-        open_cols.pop_back();
-        col_done[j] = 1;
-        settled_cols.push_back(j);
-        if (rem_demand[j] > 0) {
-          target = j, reach = best;
-          break;
-        }
+        settled_cols.push_back(j), settled_dist.push_back(best);
+        dist[j] = -inf;
+        if (rem_demand[j] > 0) break;
+        const double d_j = best;
+        int64_t pending = -1;  // the last row reached: relaxed together with the next minimum search
+        double pending_dist = 0;
         for (const int64_t i : rows_of_col[j]) {
-          if (!row_done[i]) reach_row(i, best - (cost[i * m + j] - u[i] - v[j]), j);
+          if (row_done[i]) continue;
+          const double d_i = d_j - (cost[i * m + j] - u[i] - v[j]);
+          dist_row[i] = d_i, pred_row[i] = j, row_done[i] = 1;
+          settled_rows.push_back(i);
+          if (pending >= 0) relax(pending, pending_dist, false, j);
+          pending = i, pending_dist = d_i;
+        }
+        if (pending >= 0) {
+          best = relax(pending, pending_dist, true, j);
+        } else {
+          best = inf;
+          for (int64_t k = 0; k < m; ++k) {
+            if (dist[k] < best && dist[k] > -inf) best = dist[k], j = k;
+          }
         }
       }
+      const int64_t target = j;
+      const double reach = best;
       // New potentials from the distances (capped at the target's): reduced costs stay >= 0 and the
       // augmenting path becomes tight.
       for (const int64_t i : settled_rows) u[i] -= dist_row[i] - reach;
-      for (const int64_t j : settled_cols) v[j] += dist_col[j] - reach;
+      for (size_t k = 0; k < settled_cols.size(); ++k) v[settled_cols[k]] += settled_dist[k] - reach;
 
       int64_t amount = std::min(rem_supply[src], rem_demand[target]);
-      for (int64_t j = target, i = pred_col[j]; pred_row[i] >= 0; j = pred_row[i], i = pred_col[j]) {
+      for (int64_t jj = target, i = pred_col[jj]; pred_row[i] >= 0; jj = pred_row[i], i = pred_col[jj]) {
         amount = std::min(amount, flow[i * m + pred_row[i]]);
       }
-      for (int64_t j = target;;) {
-        const int64_t i = pred_col[j];
-        send(i, j, amount);
+      for (int64_t jj = target;;) {
+        const int64_t i = pred_col[jj];
+        send(i, jj, amount);
         if (pred_row[i] < 0) break;
-        j = pred_row[i];
-        take_back(i, j, amount);
+        jj = pred_row[i];
+        take_back(i, jj, amount);
       }
       rem_supply[src] -= amount;
       rem_demand[target] -= amount;
