@@ -13,6 +13,8 @@ set(FFNSHAPE_SOURCES
   src/nn/block.cpp
   src/nn/model.cpp
   src/geometry/metrics.cpp
+  src/geometry/rips_persistence.cpp
+  src/geometry/diagram_distance.cpp
   src/geometry/optimal_transport.cpp
   src/geometry/gromov.cpp
   src/schedule/geometry_optimizer.cpp
