@@ -149,6 +149,21 @@ TEST(Gromov, TransportStepIsExact) {
     const auto t = torch::from_blob(const_cast<double*>(sorted.mass.data()), {n, m}, torch::kDouble);
     EXPECT_NEAR((t * cost).sum().item<double>(), exact.cost, 1e-12) << n << " x " << m;
   }
+  // The transport simplex reaches the same optimal cost, from the north-west corner and warm-started from
+  // the optimal basis of another cost; integer costs with many ties exercise degenerate pivots.
+  for (const auto& [n, m] : std::vector<std::pair<int64_t, int64_t>>{{7, 11}, {20, 20}, {31, 17}, {60, 45}}) {
+    ffnshape::geometry::detail::TransportBasis basis;
+    for (int round = 0; round < 3; ++round) {
+      const auto cost = (round == 1 ? torch::randint(0, 4, {n, m}).to(torch::kDouble) : torch::randn({n, m}, torch::kDouble))
+                            .contiguous();
+      const auto simplex = ffnshape::geometry::detail::uniform_transport_simplex(cost.data_ptr<double>(), n, m, basis);
+      const auto paths = ffnshape::geometry::detail::uniform_transport(cost.data_ptr<double>(), n, m);
+      EXPECT_NEAR(simplex.cost, paths.cost, 1e-12) << n << " x " << m << " round " << round;
+      const auto t = torch::from_blob(const_cast<double*>(simplex.mass.data()), {n, m}, torch::kDouble);
+      EXPECT_TRUE(torch::allclose(t.sum(1), torch::full({n}, 1.0 / n, torch::kDouble), 0, 1e-15));
+      EXPECT_TRUE(torch::allclose(t.sum(0), torch::full({m}, 1.0 / m, torch::kDouble), 0, 1e-15));
+    }
+  }
   // Marginals of a plan with fractional splits (supplies 11, demands 7 units).
   const auto cost = torch::randn({7, 11}, torch::kDouble).contiguous();
   const auto plan = ffnshape::geometry::detail::uniform_transport(cost.data_ptr<double>(), 7, 11);

@@ -75,14 +75,18 @@ double solve_conditional_gradient(const SquareLoss& sq, int max_iter, double tol
   Tensor g = sq.independent();
   Tensor a = sq.product(g);  // C1 G C2, carried along the line searches
   double f = sq.loss(g, a);
+  detail::TransportBasis basis;
   for (int it = 1;; ++it) {
     const Tensor gradient = (2.0 * (sq.const_c - 2.0 * a)).contiguous();
     // The linearised problem: an exact optimal vertex (POT adds a constant to the cost; no effect on the plan).
     // At the independent coupling C1 G C2 = r s^T / (N M) with r, s the row sums of C1, C2, so the cost is
     // a_i + b_j - 4 r_i s_j / (N M), whose optimum is the comonotone coupling of r and s: sorting replaces
     // the general solver, for which this nearly degenerate cost is the hardest of the run.
-    const auto plan = it == 1 ? detail::comonotone_transport(row_sums(sq.c1), row_sums(sq.c2))
-                              : detail::uniform_transport(gradient.data_ptr<double>(), n, m);
+    // Later steps: shortest augmenting paths for N == M (an assignment problem); for N != M the transport
+    // simplex, warm-started from the previous step's optimal basis.
+    const auto plan = it == 1  ? detail::comonotone_transport(row_sums(sq.c1), row_sums(sq.c2), &basis)
+                      : n == m ? detail::uniform_transport(gradient.data_ptr<double>(), n, m)
+                               : detail::uniform_transport_simplex(gradient.data_ptr<double>(), n, m, basis);
     const Tensor vertex = torch::from_blob(const_cast<double*>(plan.mass.data()), {n, m}, torch::kDouble);
     const Tensor direction = vertex - g;
     const Tensor b = sq.product(direction);

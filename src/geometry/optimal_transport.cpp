@@ -159,7 +159,44 @@ TransportPlan uniform_transport(const double* cost, int64_t n, int64_t m) {
   return plan;
 }
 
-TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y) {
+namespace {
+
+// North-west corner rule along the given orders of rows and columns: n + m - 1 cells, a spanning tree.
+TransportBasis northwest_corner(const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
+  const auto n = static_cast<int64_t>(rows.size()), m = static_cast<int64_t>(cols.size());
+  const int64_t g = std::gcd(n, m), supply = m / g, demand = n / g;
+  TransportBasis basis;
+  int64_t r = 0, c = 0, s = supply, d = demand;
+  while (true) {
+    const int64_t amount = std::min(s, d);
+    basis.row.push_back(rows[r]), basis.col.push_back(cols[c]), basis.flow.push_back(amount);
+    s -= amount, d -= amount;
+    if (r == n - 1 && c == m - 1) break;
+    if (s == 0 && r < n - 1) {
+      ++r, s = supply;  // when both run out, the next cell (r + 1, c) carries 0: a degenerate basic cell
+    } else {
+      ++c, d = demand;
+    }
+  }
+  return basis;
+}
+
+TransportPlan plan_of(const TransportBasis& basis, const double* cost, int64_t n, int64_t m) {
+  TransportPlan plan;
+  plan.rows = n, plan.cols = m;
+  plan.mass.assign(static_cast<size_t>(n * m), 0.0);
+  const double unit = 1.0 / static_cast<double>(n * (m / std::gcd(n, m)));
+  for (size_t k = 0; k < basis.row.size(); ++k) {
+    const int64_t cell = basis.row[k] * m + basis.col[k];
+    plan.mass[cell] += static_cast<double>(basis.flow[k]) * unit;
+    if (cost) plan.cost += cost[cell] * static_cast<double>(basis.flow[k]) * unit;
+  }
+  return plan;
+}
+
+}  // namespace
+
+TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y, TransportBasis* basis) {
   const auto n = static_cast<int64_t>(x.size()), m = static_cast<int64_t>(y.size());
   if (n < 1 || m < 1) throw std::invalid_argument("optimal transport needs at least one row and one column");
   auto decreasing = [](const std::vector<double>& values) {
@@ -168,21 +205,94 @@ TransportPlan comonotone_transport(const std::vector<double>& x, const std::vect
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return values[a] > values[b]; });
     return order;
   };
-  const auto rows = decreasing(x), cols = decreasing(y);
-  const int64_t g = std::gcd(n, m);
-  int64_t supply = m / g, demand = n / g;  // integer units, as in uniform_transport
-  const double unit = 1.0 / static_cast<double>(n * (m / g));
-  TransportPlan plan;
-  plan.rows = n, plan.cols = m;
-  plan.mass.assign(static_cast<size_t>(n * m), 0.0);
-  for (int64_t r = 0, c = 0; r < n && c < m;) {
-    const int64_t amount = std::min(supply, demand);
-    plan.mass[rows[r] * m + cols[c]] += static_cast<double>(amount) * unit;
-    supply -= amount, demand -= amount;
-    if (supply == 0) ++r, supply = m / g;
-    if (demand == 0) ++c, demand = n / g;
-  }
+  auto corner = northwest_corner(decreasing(x), decreasing(y));
+  auto plan = plan_of(corner, nullptr, n, m);
+  if (basis) *basis = std::move(corner);
   return plan;
+}
+
+TransportPlan uniform_transport_simplex(const double* cost, int64_t n, int64_t m, TransportBasis& basis) {
+  if (n < 1 || m < 1) throw std::invalid_argument("optimal transport needs at least one row and one column");
+  const int64_t nodes = n + m, cells = n + m - 1;
+  if (static_cast<int64_t>(basis.row.size()) != cells) {
+    std::vector<int64_t> rows(n), cols(m);
+    std::iota(rows.begin(), rows.end(), int64_t{0});
+    std::iota(cols.begin(), cols.end(), int64_t{0});
+    basis = northwest_corner(rows, cols);
+  }
+  double scale = 0;
+  for (int64_t k = 0; k < n * m; ++k) {
+    if (!std::isfinite(cost[k])) throw std::invalid_argument("optimal transport: the cost matrix has NaN or infinite entries");
+    scale = std::max(scale, std::abs(cost[k]));
+  }
+  const double tolerance = 1e-12 * std::max(scale, 1e-300);
+  // Nodes: rows 0..n-1, columns n..n+m-1. Tree arrays rebuilt after every pivot (O(n + m)).
+  std::vector<int64_t> adj_start(nodes + 1), adj(2 * cells), parent(nodes), parent_cell(nodes), depth(nodes), queue(nodes);
+  std::vector<double> potential(nodes);
+  const int64_t block = std::max<int64_t>(static_cast<int64_t>(std::sqrt(static_cast<double>(n * m))), 16);
+  const int64_t max_pivots = 200 * (n + m) + 100000;
+  int64_t next_cell = 0;  // where pricing resumes (block search)
+  for (int64_t pivot = 0;; ++pivot) {
+    if (pivot > max_pivots) {
+      basis = {};
+      return uniform_transport(cost, n, m);
+    }
+    // Spanning tree: adjacency, parents, depths, potentials u_i + v_j = c_ij on basic cells (u_0 = 0).
+    std::fill(adj_start.begin(), adj_start.end(), 0);
+    for (int64_t k = 0; k < cells; ++k) ++adj_start[basis.row[k] + 1], ++adj_start[n + basis.col[k] + 1];
+    for (int64_t x = 0; x < nodes; ++x) adj_start[x + 1] += adj_start[x];
+    {
+      std::vector<int64_t> fill(adj_start.begin(), adj_start.end() - 1);
+      for (int64_t k = 0; k < cells; ++k) adj[fill[basis.row[k]]++] = k, adj[fill[n + basis.col[k]]++] = k;
+    }
+    std::fill(depth.begin(), depth.end(), -1);
+    int64_t head = 0, tail = 0;
+    queue[tail++] = 0, depth[0] = 0, parent[0] = -1, parent_cell[0] = -1, potential[0] = 0;
+    while (head < tail) {
+      const int64_t x = queue[head++];
+      for (int64_t e = adj_start[x]; e < adj_start[x + 1]; ++e) {
+        const int64_t k = adj[e];
+        const int64_t y = x < n ? n + basis.col[k] : basis.row[k];
+        if (depth[y] >= 0) continue;
+        depth[y] = depth[x] + 1, parent[y] = x, parent_cell[y] = k;
+        potential[y] = cost[basis.row[k] * m + basis.col[k]] - potential[x];
+        queue[tail++] = y;
+      }
+    }
+    if (tail != nodes) throw std::logic_error("optimal transport: the basis is not a spanning tree (internal error)");
+    // Pricing: the most negative reduced cost within the first block that has one.
+    int64_t enter = -1;
+    double best = -tolerance;
+    for (int64_t scanned = 0; scanned < n * m;) {
+      const int64_t stop = std::min(scanned + block, n * m);
+      for (; scanned < stop; ++scanned) {
+        const int64_t cell = (next_cell + scanned) % (n * m);
+        const int64_t i = cell / m, j = cell % m;
+        const double r = cost[cell] - potential[i] - potential[n + j];
+        if (r < best) best = r, enter = cell;
+      }
+      if (enter >= 0) break;
+    }
+    if (enter < 0) return plan_of(basis, cost, n, m);  // no negative reduced cost: optimal
+    next_cell = (enter + 1) % (n * m);
+    // The cycle: entering cell (+), then the tree path from its column up to the common ancestor and
+    // down to its row, signs alternating -, +, -, ...
+    const int64_t a = enter / m, b = n + enter % m;
+    std::vector<int64_t> up_b, up_a;  // cells from b upwards, from a upwards
+    for (int64_t x = b, y = a; x != y;) {
+      if (depth[x] >= depth[y]) up_b.push_back(parent_cell[x]), x = parent[x];
+      else up_a.push_back(parent_cell[y]), y = parent[y];
+    }
+    std::vector<int64_t> cycle(up_b);
+    cycle.insert(cycle.end(), up_a.rbegin(), up_a.rend());
+    int64_t theta = std::numeric_limits<int64_t>::max(), leave = -1;
+    for (size_t k = 0; k < cycle.size(); k += 2) {  // the minus cells
+      if (basis.flow[cycle[k]] < theta) theta = basis.flow[cycle[k]], leave = static_cast<int64_t>(k);
+    }
+    for (size_t k = 0; k < cycle.size(); ++k) basis.flow[cycle[k]] += (k % 2 == 0 ? -theta : theta);
+    const int64_t out = cycle[leave];
+    basis.row[out] = a, basis.col[out] = enter % m, basis.flow[out] = theta;
+  }
 }
 
 }  // namespace ffnshape::geometry::detail

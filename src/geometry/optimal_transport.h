@@ -26,10 +26,25 @@ struct TransportPlan {
 // cost: rows x cols, row-major, finite. Throws std::invalid_argument on empty or non-finite input.
 TransportPlan uniform_transport(const double* cost, int64_t rows, int64_t cols);
 
+// A basic feasible solution of the uniform transport problem: n + m - 1 cells forming a spanning tree of
+// the bipartite row-column graph, with integral flows in the units above (some may be 0: degenerate).
+struct TransportBasis {
+  std::vector<int64_t> row, col, flow;
+};
+
 // The optimum for costs of the form a_i + b_j - x_i y_j (any a, b): the comonotone coupling, which pairs
 // the rows in decreasing order of x with the columns in decreasing order of y (north-west corner rule on
 // the sorted orders; optimal for every submodular cost, rearrangement inequality). O(n log n + m log m).
-// cost is not returned (0).
-TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y);
+// cost is not returned (0). When basis is given, it receives the coupling as a basic solution.
+TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y,
+                                   TransportBasis* basis = nullptr);
+
+// The same optimum as uniform_transport by the transportation (network) simplex method, as POT's ot.emd:
+// potentials from the spanning tree, block-search pricing, pivots along the tree cycle. Starts from
+// `basis` when it holds one (a warm start: the previous optimum stays feasible when only the costs
+// change, as between conditional-gradient steps), else from the north-west corner; leaves the optimal
+// basis there. Degenerate pivots could in principle cycle: past a generous pivot limit the solve is handed
+// to uniform_transport. The faster method when n != m (shortest paths then split flows into many pieces).
+TransportPlan uniform_transport_simplex(const double* cost, int64_t rows, int64_t cols, TransportBasis& basis);
 
 }  // namespace ffnshape::geometry::detail
