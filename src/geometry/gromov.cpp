@@ -114,7 +114,7 @@ Tensor sinkhorn(const Tensor& cost, double epsilon) {
   Tensor u = torch::full({n}, 1.0 / static_cast<double>(n), torch::kDouble);
   Tensor v = torch::full({m}, 1.0 / static_cast<double>(m), torch::kDouble);
   const Tensor k = torch::exp(cost / -epsilon);
-  const Tensor kt = k.t().contiguous();
+  const Tensor kt = k.t();  // a view: BLAS reads K transposed, as numpy does for K.T
   const Tensor kp = static_cast<double>(n) * k;
   auto usable = [](const Tensor& t, bool nonzero) {
     const double* x = t.data_ptr<double>();

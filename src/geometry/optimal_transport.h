@@ -8,6 +8,10 @@
 // With n == m every supply and demand is 1 and this is the shortest-augmenting-path (Jonker-Volgenant style)
 // linear-assignment method, O(n^3) at worst; the optimum is then a permutation matrix.
 //
+// For n != m, uniform_transport_simplex (below) is faster: shortest paths then split the flow into many
+// small pieces when n and m share few factors, while the simplex moves whole basic flows and can start
+// from the previous optimum.
+//
 // Ties: when several vertices are optimal, which one is returned depends on the visiting order, so it can
 // differ from the vertex a network simplex (POT's ot.emd) returns; the linear cost is the same.
 #pragma once

@@ -9,8 +9,9 @@
 // (the reference checks in tests/ hold them together):
 //
 //   cg        conditional gradient (Frank-Wolfe) from the independent coupling p q^T, each linearised step
-//             solved exactly (an optimal vertex of the transport polytope) and followed by the exact line
-//             search of the quadratic; stops when the loss changes by less than `tolerance` in relative or
+//             solved exactly (an optimal vertex of the transport polytope: by sorting at the first step,
+//             then shortest augmenting paths for N == M, a warm-started transport simplex for N != M) and
+//             followed by the exact line search of the quadratic; stops when the loss changes by less than `tolerance` in relative or
 //             absolute terms, or after max_iter steps (POT: 200, 1e-9). Its coupling is sparse, its value
 //             is the plain GW loss. The default and the fast one.
 //   entropic  projected gradient with Sinkhorn projections (Peyre, Cuturi, Solomon 2016): each step is the
