@@ -20,6 +20,8 @@ set(FFNSHAPE_SOURCES
   src/schedule/geometry_optimizer.cpp
   src/schedule/work_profile.cpp
   src/schedule/schedule.cpp
+  src/profile/capture.cpp
+  src/profile/work_profiler.cpp
   src/params/count.cpp
   src/params/iso.cpp
   src/train/lr_schedule.cpp
@@ -38,5 +40,6 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/cmd_train.cpp
   tools/cmd_data.cpp
   tools/cmd_schedule.cpp
+  tools/cmd_profile.cpp
   tools/format.cpp
 )

@@ -49,28 +49,14 @@ struct EvalCliOptions {
 };
 
 int run_eval(const EvalCliOptions& o) {
-  // A run directory (its newest complete checkpoint) or a checkpoint folder inside one.
-  std::string checkpoint = o.target;
-  fs::path run_dir = o.target;
-  if (!is_complete_checkpoint(o.target)) {
-    const auto latest = latest_checkpoint(o.target);
-    if (!latest) {
-      throw DataError("'" + o.target + "' holds no complete checkpoint\n  fix: give a run directory or a checkpoint folder");
-    }
-    checkpoint = *latest;
-  } else {
-    run_dir = fs::path(o.target).parent_path().parent_path();
-  }
-  auto config = load_run_config((run_dir / "config.yaml").string());
+  auto trained = load_trained_model(o.target);
+  auto& config = trained.config;
   if (o.batches > 0) config.eval.batches = o.batches;
   const std::string data = o.data.empty() ? config.data.val : o.data;
   if (data.empty()) throw ConfigError("data.val", "is not set in the run's config", "pass --data GLOB");
-  const auto device = resolve_device(config.train.device);
-  nn::TransformerLM model(config.model);
-  model->to(device);
-  const auto state = load_checkpoint(checkpoint, model, nullptr, device);
-  const auto [loss, ppl] = evaluate(model, config, device, data);
-  std::cout << nlohmann::json{{"checkpoint", checkpoint}, {"step", state.step}, {"data", data},
+  const auto device = trained.model->tok_embeddings->weight.device();
+  const auto [loss, ppl] = evaluate(trained.model, config, device, data);
+  std::cout << nlohmann::json{{"checkpoint", trained.checkpoint}, {"step", trained.step}, {"data", data},
                               {"val_loss", loss}, {"val_ppl", ppl}}.dump(2)
             << "\n";
   return kExitOk;

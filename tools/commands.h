@@ -26,5 +26,6 @@ Subcommand add_train_command(CLI::App& app);
 Subcommand add_eval_command(CLI::App& app);
 Subcommand add_data_command(CLI::App& app);
 Subcommand add_schedule_command(CLI::App& app);
+Subcommand add_profile_command(CLI::App& app);
 
 }  // namespace ffnshape::cli

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ffnshape 0.1.0");
   const std::vector<Subcommand> commands = {add_params_command(app), add_iso_command(app),
                                                 add_train_command(app), add_eval_command(app),
-                                                add_data_command(app), add_schedule_command(app)};
+                                                add_data_command(app), add_schedule_command(app), add_profile_command(app)};
 
   try {
     app.parse(argc, argv);
@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   } catch (const ffnshape::ConfigError& e) {
     return report(e.what(), kExitUsage);
   } catch (const ffnshape::DataError& e) {
+    return report(e.what(), kExitUsage);
+  } catch (const std::invalid_argument& e) {  // the geometry library's answer to unusable input
     return report(e.what(), kExitUsage);
   } catch (const c10::Error& e) {
     return report(e.what_without_backtrace(), kExitRuntime);

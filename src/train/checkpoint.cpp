@@ -1,5 +1,8 @@
 #include "ffnshape/train/checkpoint.h"
 
+#include "ffnshape/train/data_error.h"
+#include "ffnshape/train/trainer.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -123,6 +126,31 @@ void prune_checkpoints(const std::string& run_dir, int64_t keep) {
     }
     fs::remove_all(*it);
   }
+}
+
+TrainedModel load_trained_model(const std::string& target) {
+  TrainedModel trained;
+  trained.checkpoint = target;
+  fs::path run_dir = target;
+  if (is_complete_checkpoint(target)) {
+    run_dir = fs::path(target).parent_path().parent_path();
+  } else {
+    const auto latest = latest_checkpoint(target);
+    if (!latest) {
+      throw DataError("'" + target + "' holds no complete checkpoint\n  fix: give a run directory or a checkpoint folder");
+    }
+    trained.checkpoint = *latest;
+  }
+  const auto config_path = run_dir / "config.yaml";
+  if (!fs::exists(config_path)) {
+    throw DataError("'" + config_path.string() + "' is missing\n  fix: give a checkpoint inside a run directory written by `ffnshape train`");
+  }
+  trained.config = load_run_config(config_path.string());
+  const auto device = resolve_device(trained.config.train.device);
+  trained.model = nn::TransformerLM(trained.config.model);
+  trained.model->to(device);
+  trained.step = load_checkpoint(trained.checkpoint, trained.model, nullptr, device).step;
+  return trained;
 }
 
 }  // namespace ffnshape

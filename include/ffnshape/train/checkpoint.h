@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "ffnshape/config/run_config.h"
 #include "ffnshape/nn/model.h"
 #include "ffnshape/train/loader.h"
 
@@ -33,6 +34,18 @@ TrainingState load_checkpoint(const std::string& dir, nn::TransformerLM& model, 
 bool is_complete_checkpoint(const std::string& dir);
 // The newest complete checkpoint of a run directory, if any.
 std::optional<std::string> latest_checkpoint(const std::string& run_dir);
+// A trained model ready for evaluation or profiling: the run's resolved config and the weights of a
+// checkpoint, on the run's device.
+struct TrainedModel {
+  RunConfig config;
+  std::string checkpoint;
+  int64_t step = 0;
+  nn::TransformerLM model{nullptr};
+};
+// From a run directory (its newest complete checkpoint) or a checkpoint folder inside one. DataError
+// when there is no complete checkpoint or no config.yaml beside it.
+TrainedModel load_trained_model(const std::string& run_dir_or_checkpoint);
+
 // Keeps the newest `keep` complete checkpoints; removes older ones and leftover temporary folders.
 void prune_checkpoints(const std::string& run_dir, int64_t keep);
 
