@@ -41,5 +41,7 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/cmd_data.cpp
   tools/cmd_schedule.cpp
   tools/cmd_profile.cpp
+  tools/cmd_geometry.cpp
+  tools/cloud_csv.cpp
   tools/format.cpp
 )

@@ -27,5 +27,6 @@ Subcommand add_eval_command(CLI::App& app);
 Subcommand add_data_command(CLI::App& app);
 Subcommand add_schedule_command(CLI::App& app);
 Subcommand add_profile_command(CLI::App& app);
+Subcommand add_geometry_command(CLI::App& app);
 
 }  // namespace ffnshape::cli
