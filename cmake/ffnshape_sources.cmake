@@ -22,6 +22,9 @@ set(FFNSHAPE_SOURCES
   src/schedule/schedule.cpp
   src/profile/capture.cpp
   src/profile/work_profiler.cpp
+  src/experiment/experiment.cpp
+  src/experiment/runner.cpp
+  src/experiment/report.cpp
   src/params/count.cpp
   src/params/iso.cpp
   src/train/lr_schedule.cpp
@@ -43,5 +46,7 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/cmd_profile.cpp
   tools/cmd_geometry.cpp
   tools/cloud_csv.cpp
+  tools/cmd_experiment.cpp
+  tools/plot_scripts.cpp
   tools/format.cpp
 )

@@ -9,10 +9,6 @@
 #include "commands.h"
 #include "ffnshape/config/config_error.h"
 #include "ffnshape/profile/work_profiler.h"
-#include "ffnshape/train/checkpoint.h"
-#include "ffnshape/train/host_allocator.h"
-#include "ffnshape/train/loader.h"
-#include "ffnshape/train/trainer.h"
 
 namespace ffnshape::cli {
 namespace {
@@ -52,33 +48,7 @@ int run(const ProfileCliOptions& o) {
   options.eval_batches = o.eval_batches;
   options.threads = o.threads;
 
-  keep_host_memory_mapped();  // activation buffers are reused instead of mapped and unmapped per pass
-  auto trained = load_trained_model(o.target);
-  const auto& config = trained.config;
-  TrainConfig fp32 = config.train;  // the clouds and losses are measured in fp32
-  fp32.precision = Precision::fp32;
-  torch::set_num_threads(intra_op_threads(fp32, trained.model->tok_embeddings->weight.device()));
-  const std::string data = o.data.empty() ? config.data.val : o.data;
-  if (data.empty()) throw ConfigError("data.val", "is not set in the run's config", "pass --data GLOB");
-  // Enough windows that the N tokens are a sparse sample of many contexts.
-  const int64_t seq = config.train.seq_len;
-  const int64_t windows = std::max<int64_t>(4, (4 * o.tokens + seq - 1) / seq);
-  auto batches = validation_batches(data, seq, windows, 1, config.model.vocab_size);
-  const auto clouds_from = batches.at(0).first;
-  auto val = options.perturbations.empty()
-                 ? std::vector<std::pair<torch::Tensor, torch::Tensor>>{}
-                 : validation_batches(data, seq, config.train.micro_batch,
-                                      o.eval_batches, config.model.vocab_size);
-
-  std::cerr << "profiling " << trained.checkpoint << ": " << config.model.n_layers << " layers, " << o.tokens
-            << " tokens from " << windows << " windows\n";
-  const auto result = profile::profile_model(trained.model, clouds_from, val, options);
-  profile::write_profile_json(o.out, result, options,
-                              {{"checkpoint", trained.checkpoint},
-                               {"step", std::to_string(trained.step)},
-                               {"data", data},
-                               {"seq_len", std::to_string(seq)}});
-
+  const auto result = profile::profile_run(o.target, options, o.out, o.data);
   std::printf("%5s", "layer");
   for (const auto& stat : options.statistics) {
     for (auto g : options.geometries) std::printf(" %15s", (stat + ":" + geometry::to_string(g)).c_str());

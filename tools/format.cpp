@@ -22,12 +22,4 @@ std::string human(double value) {
   return text;
 }
 
-std::string describe_shape(const ModelConfig& m) {
-  std::string ffn = m.ffn.kind == FfnKind::conventional ? "conventional d_ff " : "hourglass K=" + std::to_string(m.ffn.k) + " d_h ";
-  ffn += m.ffn.widths.empty() ? std::to_string(m.ffn_uniform_hidden()) : "per-layer";
-  return std::string(to_string(m.family)) + ", " + ffn + ", d_model " + std::to_string(m.d_model) + ", " +
-         std::to_string(m.n_layers) + " layers, attention " + std::to_string(m.n_heads) + "x" +
-         std::to_string(m.attn_head_dim()) + " (kv " + std::to_string(m.kv_heads()) + ")";
-}
-
 }  // namespace ffnshape::cli

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ffnshape/config/model_config.h"
+#include "ffnshape/config/model_config.h"  // describe_shape
 
 namespace ffnshape::cli {
 
@@ -12,7 +12,5 @@ namespace ffnshape::cli {
 std::string with_commas(int64_t value);
 // 5.43e9 -> "5.43 G"
 std::string human(double value);
-// "llama, conventional d_ff 11008, d_model 4096, 32 layers, attention 32x128 (kv 32)"
-std::string describe_shape(const ModelConfig& m);
 
 }  // namespace ffnshape::cli

@@ -36,6 +36,14 @@ const char* to_string(Family family) { return family == Family::llama ? "llama" 
 const char* to_string(FfnKind kind) { return kind == FfnKind::conventional ? "conventional" : "hourglass"; }
 const char* to_string(InitDist dist) { return dist == InitDist::normal ? "normal" : "truncated_normal"; }
 
+std::string describe_shape(const ModelConfig& m) {
+  std::string ffn = m.ffn.kind == FfnKind::conventional ? "conventional d_ff " : "hourglass K=" + std::to_string(m.ffn.k) + " d_h ";
+  ffn += m.ffn.widths.empty() ? std::to_string(m.ffn_uniform_hidden()) : "per-layer";
+  return std::string(to_string(m.family)) + ", " + ffn + ", d_model " + std::to_string(m.d_model) + ", " +
+         std::to_string(m.n_layers) + " layers, attention " + std::to_string(m.n_heads) + "x" +
+         std::to_string(m.attn_head_dim()) + " (kv " + std::to_string(m.kv_heads()) + ")";
+}
+
 ModelConfig ModelConfig::defaults_for(Family family) {
   ModelConfig config;
   config.family = family;

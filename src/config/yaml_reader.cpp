@@ -1,5 +1,7 @@
 #include "ffnshape/config/yaml_reader.h"
 
+#include <cstdlib>
+
 #include <fstream>
 #include <sstream>
 
@@ -103,7 +105,13 @@ std::string ConfigDocument::where(const std::string& dotted_path) const {
   // The line of the deepest key of the path that exists (marks sit on the key nodes).
   YAML::Node current = root_;
   int line = -1;
-  for (const auto& key : split_path(dotted_path)) {
+  for (auto key : split_path(dotted_path)) {
+    // "arms[2]" names an item of a list.
+    long index = -1;
+    if (const auto open = key.find('['); open != std::string::npos && key.back() == ']') {
+      index = std::strtol(key.c_str() + open + 1, nullptr, 10);
+      key = key.substr(0, open);
+    }
     if (!current.IsMap()) break;
     bool found = false;
     for (const auto& entry : current) {
@@ -114,6 +122,11 @@ std::string ConfigDocument::where(const std::string& dotted_path) const {
       break;
     }
     if (!found) break;
+    if (index >= 0) {
+      if (!current.IsSequence() || index >= static_cast<long>(current.size())) break;
+      current.reset(current[static_cast<size_t>(index)]);
+      if (current.Mark().line >= 0) line = current.Mark().line;
+    }
   }
   return line >= 0 ? name_ + ":" + std::to_string(line + 1) : name_;
 }
@@ -185,11 +198,36 @@ FFNSHAPE_OPTIONAL(bool, convert_scalar<bool>, "true or false")
 FFNSHAPE_OPTIONAL(std::string, convert_scalar<std::string>, "a string")
 FFNSHAPE_OPTIONAL(std::vector<int64_t>, convert_list<int64_t>, "integers")
 FFNSHAPE_OPTIONAL(std::vector<double>, convert_list<double>, "numbers")
+FFNSHAPE_OPTIONAL(std::vector<std::string>, convert_list<std::string>, "strings")
 #undef FFNSHAPE_OPTIONAL
 
 YamlSection YamlSection::section(const std::string& key) {
   known_.insert(key);
   return YamlSection(*doc_, node_.IsMap() ? node_[key] : YAML::Node(), path_of(key));
+}
+
+std::vector<YamlSection> YamlSection::sections(const std::string& key) {
+  known_.insert(key);
+  std::vector<YamlSection> out;
+  if (!has(key)) return out;
+  const auto node = node_[key];
+  if (!node.IsSequence()) {
+    throw error(key, std::string("must be a list of mappings, but is ") + type_name(node), "write it as a list: - name: ...");
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    const auto item_path = path_of(key) + "[" + std::to_string(i) + "]";
+    if (!node[i].IsMap()) {
+      throw ConfigError(item_path, std::string("must be a mapping, but is ") + type_name(node[i]), "write it as key: value pairs",
+                        doc_->where(path_of(key)));
+    }
+    out.emplace_back(*doc_, node[i], item_path);
+  }
+  return out;
+}
+
+YAML::Node YamlSection::raw(const std::string& key) {
+  known_.insert(key);
+  return node_.IsMap() ? node_[key] : YAML::Node();
 }
 
 void YamlSection::finish() const {

@@ -1,9 +1,15 @@
 // The model side of profiling: one forward pass that keeps the clouds, and validation losses with
 // one or more layers' FFN updates perturbed.
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <random>
 
 #include "ffnshape/config/config_error.h"
+#include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/host_allocator.h"
+#include "ffnshape/train/loader.h"
+#include "ffnshape/train/trainer.h"
 #include "ffnshape/profile/work_profiler.h"
 #include "model_passes.h"
 
@@ -115,6 +121,35 @@ double perturbed_loss(nn::TransformerLM& model, const std::vector<std::pair<torc
     counted += flat_targets.ne(-1).sum().item<int64_t>();
   }
   return counted > 0 ? total / static_cast<double>(counted) : std::nan("");
+}
+
+ModelProfile profile_run(const std::string& target, const ProfileOptions& options, const std::string& out_path,
+                         const std::string& data_pattern) {
+  keep_host_memory_mapped();  // activation buffers are reused instead of mapped and unmapped per pass
+  auto trained = load_trained_model(target);
+  const auto& config = trained.config;
+  TrainConfig fp32 = config.train;  // clouds and losses are measured in fp32
+  fp32.precision = Precision::fp32;
+  torch::set_num_threads(intra_op_threads(fp32, trained.model->tok_embeddings->weight.device()));
+  const std::string data = data_pattern.empty() ? config.data.val : data_pattern;
+  if (data.empty()) throw ConfigError("data.val", "is not set in the run's config", "pass --data GLOB");
+  // Enough windows that the N tokens are a sparse sample of many contexts.
+  const int64_t seq = config.train.seq_len;
+  const int64_t windows = std::max<int64_t>(4, (4 * options.tokens + seq - 1) / seq);
+  const auto clouds_from = validation_batches(data, seq, windows, 1, config.model.vocab_size).at(0).first;
+  const auto val = options.perturbations.empty()
+                       ? std::vector<std::pair<torch::Tensor, torch::Tensor>>{}
+                       : validation_batches(data, seq, config.train.micro_batch, options.eval_batches,
+                                            config.model.vocab_size);
+  spdlog::info("profiling {} ({} layers): {} tokens from {} windows of {}", trained.checkpoint,
+               config.model.n_layers, options.tokens, windows, data);
+  auto result = profile_model(trained.model, clouds_from, val, options);
+  write_profile_json(out_path, result, options,
+                     {{"checkpoint", trained.checkpoint},
+                      {"step", std::to_string(trained.step)},
+                      {"data", data},
+                      {"seq_len", std::to_string(seq)}});
+  return result;
 }
 
 }  // namespace ffnshape::profile

@@ -87,6 +87,9 @@ void validate(const ModelConfig& config);
 // The same check as a value: empty when valid, else the first problem (the solver skips such shapes).
 std::optional<ConfigError> find_problem(const ModelConfig& config);
 
+// "llama, conventional d_ff 11008, d_model 4096, 32 layers, attention 32x128 (kv 32)"
+std::string describe_shape(const ModelConfig& m);
+
 const char* to_string(Family family);
 const char* to_string(FfnKind kind);
 const char* to_string(InitDist dist);

@@ -60,6 +60,10 @@ class YamlSection {
   template <class T>
   T require(const std::string& key, const std::string& hint);
   YamlSection section(const std::string& key);
+  // A list of mappings (e.g. an experiment's arms), each read as a section "key[i]".
+  std::vector<YamlSection> sections(const std::string& key);
+  // The raw node of a free-form value (e.g. a sweep grid), marked as known.
+  YAML::Node raw(const std::string& key);
 
   // Throws for the first key that no call above asked for.
   void finish() const;
@@ -82,6 +86,7 @@ template <> std::optional<bool> YamlSection::optional<bool>(const std::string&);
 template <> std::optional<std::string> YamlSection::optional<std::string>(const std::string&);
 template <> std::optional<std::vector<int64_t>> YamlSection::optional<std::vector<int64_t>>(const std::string&);
 template <> std::optional<std::vector<double>> YamlSection::optional<std::vector<double>>(const std::string&);
+template <> std::optional<std::vector<std::string>> YamlSection::optional<std::vector<std::string>>(const std::string&);
 
 template <class T>
 T YamlSection::require(const std::string& key, const std::string& hint) {

@@ -87,6 +87,11 @@ ModelProfile profile_model(nn::TransformerLM& model, const torch::Tensor& window
                            const std::vector<std::pair<torch::Tensor, torch::Tensor>>& val_batches,
                            const ProfileOptions& options);
 
+// Profiles the newest checkpoint of a run directory (or a checkpoint folder) on `data` (default: the
+// run's data.val) in fp32, writes the JSON to `out_path` with provenance, and returns the profile.
+ModelProfile profile_run(const std::string& run_dir_or_checkpoint, const ProfileOptions& options,
+                         const std::string& out_path, const std::string& data = "");
+
 // Spearman rank correlation (average ranks for ties); NaN when either side is constant.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 

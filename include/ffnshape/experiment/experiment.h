@@ -1,0 +1,112 @@
+// Iso-parameter experiments: arms (shapes or width schedules) x seeds on one parameter budget.
+//
+// An experiment file (YAML, strict):
+//
+//   name: demo                       # default: the file's stem
+//   base: ../demo/conventional.yaml  # the base run config, relative to this file
+//   set: [train.steps=600]           # overrides for every arm
+//   seeds: [1, 2]                    # each arm trains once per seed; pairs share a seed
+//   budget:
+//     reference: conventional        # an arm whose own count is the budget ...
+//     params: 5868800                # ... or a number
+//     count: total                   # total | non_embedding
+//     tolerance: 1.0e-5              # relative (0.001%)
+//   reference: conventional          # the arm others are compared with (default: budget.reference, else the first)
+//   profile: {arm: conventional, tokens: 512}   # the run whose work profile guides geometry schedules
+//   arms:
+//     - name: conventional
+//     - name: hourglass
+//       set: [model.ffn.kind=hourglass, model.ffn.k=2, model.n_layers=4]
+//       solve: [d_model=128..512/4, ffn.hidden]    # free dimensions for the iso-parameter solver
+//     - name: topo
+//       schedule: topo:hyperbolic                   # a width-schedule rule (schedule/schedule.h)
+//
+// Runs go to RUN_ROOT/ARM/seed-S; a finished run (summary.json complete) is skipped and an
+// interrupted one resumed, so the command can be re-run after any failure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ffnshape/config/run_config.h"
+#include "ffnshape/params/count.h"
+#include "ffnshape/params/iso.h"
+
+namespace ffnshape::experiment {
+
+struct ArmSpec {
+  std::string name;
+  std::vector<std::string> overrides;  // --set style, applied after the experiment's own
+  std::vector<std::string> solve;      // free-dimension specs (params/iso.h); empty: the shape is fixed
+  std::string schedule;                // width-schedule rule; empty: the config's own widths
+};
+
+struct BudgetSpec {
+  std::string reference;               // an arm name, or empty
+  std::optional<int64_t> params;       // a number, when no reference arm
+  BudgetCount count = BudgetCount::total;
+  double tolerance = 1e-5;
+};
+
+struct ProfileSpec {
+  std::string arm;        // the uniform reference arm that is profiled
+  int64_t seed = 0;       // its run to profile (default: the first seed)
+  int64_t tokens = 512;
+};
+
+struct ExperimentSpec {
+  std::string name;
+  std::string path;                    // the experiment file
+  std::string base;                    // the base config, resolved against the file's folder
+  std::vector<std::string> overrides;
+  std::vector<int64_t> seeds{1};
+  BudgetSpec budget;
+  std::string reference;               // arm for paired comparisons
+  std::optional<ProfileSpec> profile;
+  std::vector<ArmSpec> arms;
+};
+
+// Reads and checks an experiment file; ConfigError naming the dotted key and line on any problem
+// (unknown keys, duplicate or unknown arm names, a geometry schedule without a profile, ...).
+ExperimentSpec load_experiment(const std::string& path);
+
+// An arm solved to the budget: its config (train.seed unset, schedule unresolved) and accounting.
+struct ArmPlan {
+  ArmSpec spec;
+  RunConfig config;
+  int64_t budget = 0;
+  int64_t params = 0;                   // counted as the budget counts
+  double rel_error = 0;
+  bool within_tolerance = true;
+  std::string explanation;              // why the tolerance was missed
+  std::map<std::string, int64_t> dimensions;  // solved free dimensions
+  ParamCount counts;
+};
+
+// Builds every arm's config from the base and solves its free dimensions. A schedule keeps the
+// uniform budget exactly, so arms are solved as uniform models and scheduled afterwards.
+std::vector<ArmPlan> plan_experiment(const ExperimentSpec& spec);
+
+struct ExperimentOptions {
+  std::string run_root;   // default runs/<name>
+  std::string only;       // train just this arm (and what it depends on)
+  bool dry_run = false;   // plan and print, train nothing
+  bool quiet = false;     // no per-step progress from the trainer (tests)
+  // Called with the run root once results.csv exists, before report.md is written (the CLI draws
+  // the plots here, so the report can show them).
+  std::function<void(const std::string&)> before_report;
+};
+
+// The run directory of one arm and seed.
+std::string run_dir(const std::string& run_root, const std::string& arm, int64_t seed);
+
+// Plans, trains every missing arm x seed (profiling the reference first when a geometry schedule
+// needs it), then writes results.csv, report.md and the plots. Returns the process exit code:
+// 0 done, 1 a run stopped (interrupted or failed; rerun to continue).
+int run_experiment(const ExperimentSpec& spec, const ExperimentOptions& options);
+
+}  // namespace ffnshape::experiment

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Plots of an ffnshape experiment or sweep, drawn to PNGs in its run root.
+
+    scripts/plot_experiment.py RUN_ROOT
+
+Reads RUN_ROOT/results.csv (written by `ffnshape experiment` / `ffnshape sweep`) and each run's
+metrics.jsonl, and writes:
+  val_curves.png   validation loss against step, one colour per arm (mean over seeds, seeds faint)
+  final_loss.png   final validation loss per arm: mean with its 95% Student-t interval over seeds
+Uses Debian's python3-matplotlib (/usr/bin/python3).
+"""
+import csv
+import json
+import math
+import os
+import sys
+from collections import OrderedDict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# 0.975 quantiles of Student's t for 1..30 degrees of freedom.
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def read_results(root):
+    path = os.path.join(root, "results.csv")
+    if not os.path.exists(path):
+        print(f"error: {path} does not exist\n  fix: run `ffnshape experiment` (or sweep) first", file=sys.stderr)
+        sys.exit(2)
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def val_curve(run_dir):
+    points = []
+    path = os.path.join(run_dir, "metrics.jsonl")
+    if not os.path.exists(path):
+        return points
+    with open(path) as f:
+        for line in f:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn last line of a killed run
+            if "val_loss" in entry and entry["val_loss"] is not None:
+                points.append((entry["step"], entry["val_loss"]))
+    return points
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    root = sys.argv[1]
+    rows = read_results(root)
+    arms = OrderedDict()
+    for row in rows:
+        arms.setdefault(row["arm"], []).append(row)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (arm, runs) in enumerate(arms.items()):
+        colour = f"C{i % 10}"
+        curves = [val_curve(r["run_dir"]) for r in runs]
+        curves = [c for c in curves if c]
+        for c in curves:
+            ax.plot([s for s, _ in c], [v for _, v in c], color=colour, alpha=0.25, linewidth=0.8)
+        if curves:
+            steps = sorted(set.intersection(*[set(s for s, _ in c) for c in curves]))
+            mean = [sum(dict(c)[s] for c in curves) / len(curves) for s in steps]
+            ax.plot(steps, mean, color=colour, marker="o", markersize=3, label=f"{arm} ({len(curves)} seeds)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("validation loss")
+    ax.set_title(f"{os.path.basename(os.path.normpath(root))}: validation loss")
+    ax.grid(alpha=0.3)
+    if arms:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(root, "val_curves.png"), dpi=110)
+    plt.close(fig)
+
+    names, means, halves = [], [], []
+    for arm, runs in arms.items():
+        losses = [float(r["val_loss"]) for r in runs if r["complete"] == "1" and r["val_loss"]]
+        if not losses:
+            continue
+        n = len(losses)
+        mean = sum(losses) / n
+        half = 0.0
+        if n >= 2:
+            sd = math.sqrt(sum((v - mean) ** 2 for v in losses) / (n - 1))
+            half = (T975[n - 2] if n - 1 <= 30 else 1.96) * sd / math.sqrt(n)
+        names.append(arm)
+        means.append(mean)
+        halves.append(half)
+    fig, ax = plt.subplots(figsize=(max(4, 1.1 * len(names) + 2), 4.5))
+    ax.bar(range(len(names)), means, yerr=halves, capsize=5, color=[f"C{i % 10}" for i in range(len(names))])
+    if means:
+        low = min(m - h for m, h in zip(means, halves))
+        high = max(m + h for m, h in zip(means, halves))
+        pad = max(0.02, 0.5 * (high - low))
+        ax.set_ylim(low - pad, high + pad)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=20, ha="right")
+    ax.set_ylabel("final validation loss (mean, 95% CI)")
+    ax.set_title("final validation loss per arm")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(root, "final_loss.png"), dpi=110)
+    plt.close(fig)
+    print(f"wrote {os.path.join(root, 'val_curves.png')} and {os.path.join(root, 'final_loss.png')}")
+
+
+if __name__ == "__main__":
+    main()

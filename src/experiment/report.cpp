@@ -1,0 +1,230 @@
+// Experiment results: records from summary.json, intervals, results.csv and report.md.
+#include "ffnshape/experiment/report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace ffnshape::experiment {
+namespace {
+
+std::string number(double v, const char* format = "%.4f") {
+  if (std::isnan(v)) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+std::string widths_text(const ModelConfig& m) {
+  std::string out;
+  for (int64_t l = 0; l < m.n_layers; ++l) out += (l ? " " : "") + std::to_string(m.ffn_hidden(l));
+  return out;
+}
+
+// The model a finished run really trained (its resolved config, with scheduled widths).
+std::optional<ModelConfig> trained_model(const std::string& run_dir) {
+  const auto path = fs::path(run_dir) / "config.yaml";
+  if (!fs::exists(path)) return std::nullopt;
+  try {
+    return load_run_config(path.string()).model;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  const auto tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write '" + tmp + "': check that the folder is writable");
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+RunRecord read_run_record(const std::string& arm, int64_t seed, const std::string& run_dir) {
+  RunRecord r;
+  r.arm = arm;
+  r.seed = seed;
+  r.run_dir = run_dir;
+  std::ifstream in(fs::path(run_dir) / "summary.json");
+  if (!in) return r;
+  try {
+    nlohmann::json j;
+    in >> j;
+    r.complete = j.value("complete", false);
+    r.steps = j.value("steps", int64_t{0});
+    auto get = [&](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN; };
+    r.val_loss = get("val_loss");
+    r.val_ppl = get("val_ppl");
+    r.tokens_per_s = get("tokens_per_s");
+    r.wall_time_s = get("wall_time_s");
+  } catch (const nlohmann::json::exception&) {
+    r.complete = false;  // a damaged summary: the run is redone (resuming from its checkpoints)
+  }
+  return r;
+}
+
+double student_t_975(int64_t dof) {
+  static const double table[] = {12.706204736432, 4.302652729911, 3.182446305284, 2.776445105198, 2.570581836615,
+                                 2.446911848792,  2.36462425101,  2.306004135033, 2.262157162741, 2.228138851965,
+                                 2.200985160083,  2.178812829663, 2.160368656461, 2.144786687917, 2.131449545559,
+                                 2.119905299221,  2.109815577833, 2.100922040241, 2.093024054408, 2.085963447266,
+                                 2.079613844728,  2.073873067904, 2.068657610419, 2.063898561628, 2.059538552753,
+                                 2.055529438643,  2.05183051648,  2.048407141795, 2.045229642133, 2.042272456301};
+  if (dof < 1) return NAN;
+  if (dof <= 30) return table[dof - 1];
+  // Cornish-Fisher expansion around the normal quantile: within 1e-4 beyond 30 degrees of freedom.
+  const double z = 1.959963984540054, n = static_cast<double>(dof);
+  return z + (z * z * z + z) / (4 * n) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
+}
+
+Interval mean_interval(const std::vector<double>& values) {
+  Interval out;
+  out.n = static_cast<int64_t>(values.size());
+  if (values.empty()) return out;
+  out.mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  if (values.size() < 2) return out;
+  double ss = 0;
+  for (double v : values) ss += (v - out.mean) * (v - out.mean);
+  out.sd = std::sqrt(ss / static_cast<double>(values.size() - 1));
+  out.half_width = student_t_975(out.n - 1) * out.sd / std::sqrt(static_cast<double>(out.n));
+  return out;
+}
+
+Interval paired_interval(const std::map<int64_t, double>& arm, const std::map<int64_t, double>& reference) {
+  std::vector<double> differences;
+  for (const auto& [seed, value] : arm) {
+    const auto it = reference.find(seed);
+    if (it != reference.end() && std::isfinite(value) && std::isfinite(it->second)) differences.push_back(value - it->second);
+  }
+  return mean_interval(differences);
+}
+
+std::string describe_plans(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans) {
+  std::ostringstream out;
+  const auto count = to_string(spec.budget.count);
+  out << "experiment " << spec.name << ": budget " << (plans.empty() ? 0 : plans.front().budget) << " " << count
+      << " parameters" << (spec.budget.reference.empty() ? "" : " (arm " + spec.budget.reference + ")") << ", tolerance "
+      << spec.budget.tolerance * 100 << "%, seeds";
+  for (auto s : spec.seeds) out << " " << s;
+  out << "\n";
+  for (const auto& p : plans) {
+    char line[512];
+    std::snprintf(line, sizeof line, "  %-16s %14lld %s  %+.5f%%  attention %.1f%% / ffn %.1f%%%s\n", p.spec.name.c_str(),
+                  static_cast<long long>(p.params), count, 100.0 * p.rel_error, 100.0 * p.counts.attention_share(),
+                  100.0 * p.counts.ffn_share(), p.within_tolerance ? "" : "  MISSES THE BUDGET");
+    out << line << "    " << describe_shape(p.config.model);
+    if (!p.spec.schedule.empty()) out << ", schedule " << p.spec.schedule;
+    for (const auto& [name, value] : p.dimensions) out << "; solved " << name << " = " << value;
+    out << "\n";
+    if (!p.within_tolerance) out << "    " << p.explanation << "\n";
+  }
+  return out.str();
+}
+
+std::string write_report(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
+                         const std::vector<RunRecord>& records) {
+  // results.csv: one row per run.
+  std::ostringstream csv;
+  csv << "experiment,arm,seed,run_dir,complete,steps,family,ffn_kind,k,d_model,n_layers,n_heads,head_dim,ffn_widths,"
+         "params_total,params_non_embedding,attention,ffn,attention_share,ffn_share,budget,budget_count,rel_error,"
+         "val_loss,val_ppl,tokens_per_s,wall_time_s\n";
+  for (const auto& r : records) {
+    const ArmPlan* plan = nullptr;
+    for (const auto& p : plans) {
+      if (p.spec.name == r.arm) plan = &p;
+    }
+    if (!plan) continue;
+    const auto model = trained_model(r.run_dir).value_or(plan->config.model);
+    const auto& c = plan->counts;
+    csv << spec.name << "," << r.arm << "," << r.seed << "," << r.run_dir << "," << (r.complete ? 1 : 0) << "," << r.steps
+        << "," << to_string(model.family) << "," << to_string(model.ffn.kind) << "," << model.ffn.k << ","
+        << model.d_model << "," << model.n_layers << "," << model.n_heads << "," << model.attn_head_dim() << ","
+        << (model.ffn.schedule && model.ffn.widths.empty() ? "" : widths_text(model)) << "," << c.total() << ","
+        << c.non_embedding() << "," << c.attention << "," << c.ffn << "," << number(c.attention_share(), "%.6f") << ","
+        << number(c.ffn_share(), "%.6f") << "," << plan->budget << "," << to_string(spec.budget.count) << ","
+        << number(plan->rel_error, "%.3e") << "," << number(r.val_loss, "%.6f") << "," << number(r.val_ppl, "%.4f")
+        << "," << number(r.tokens_per_s, "%.1f") << "," << number(r.wall_time_s, "%.1f") << "\n";
+  }
+  write_file(fs::path(run_root) / "results.csv", csv.str());
+
+  // report.md: one row per arm.
+  std::map<std::string, std::map<int64_t, double>> loss;
+  std::map<std::string, std::vector<double>> ppl, speed;
+  std::map<std::string, std::string> run_of;
+  for (const auto& r : records) {
+    if (!r.complete) continue;
+    loss[r.arm][r.seed] = r.val_loss;
+    ppl[r.arm].push_back(r.val_ppl);
+    speed[r.arm].push_back(r.tokens_per_s);
+    if (!run_of.count(r.arm)) run_of[r.arm] = r.run_dir;
+  }
+  std::ostringstream md;
+  md << "# Experiment " << spec.name << "\n\n";
+  md << "Budget: " << (plans.empty() ? 0 : plans.front().budget) << " " << to_string(spec.budget.count)
+     << " parameters" << (spec.budget.reference.empty() ? "" : " (the count of arm " + spec.budget.reference + ")")
+     << ", tolerance " << spec.budget.tolerance * 100 << "%. Seeds:";
+  for (auto s : spec.seeds) md << " " << s;
+  md << ". Base config: " << spec.base << ".\n\n";
+  md << "| arm | shape | params | attn / ffn | vs budget | val loss | val ppl | loss - " << spec.reference
+     << " [95% CI] | tokens/s | runs |\n";
+  md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& p : plans) {
+    const auto& name = p.spec.name;
+    std::vector<double> losses;
+    for (const auto& [seed, value] : loss[name]) losses.push_back(value);
+    const auto l = mean_interval(losses);
+    const auto pp = mean_interval(ppl[name]);
+    const auto sp = mean_interval(speed[name]);
+    std::string diff = "";
+    if (name == spec.reference) {
+      diff = "reference";
+    } else {
+      const auto d = paired_interval(loss[name], loss[spec.reference]);
+      if (d.n >= 2) {
+        diff = number(d.mean, "%+.4f") + " [" + number(d.mean - d.half_width, "%+.4f") + ", " +
+               number(d.mean + d.half_width, "%+.4f") + "]";
+      } else if (d.n == 1) {
+        diff = number(d.mean, "%+.4f") + " (1 pair)";
+      }
+    }
+    auto with_sd = [](const Interval& i, const char* format) {
+      if (i.n == 0) return std::string("");
+      return number(i.mean, format) + (i.n >= 2 ? " ± " + number(i.sd, format) : "");
+    };
+    std::string shape = describe_shape(p.config.model);
+    if (!p.spec.schedule.empty()) shape += ", schedule " + p.spec.schedule;
+    md << "| " << name << " | " << shape << " | " << p.counts.total() << " | " << number(100 * p.counts.attention_share(), "%.1f")
+       << "% / " << number(100 * p.counts.ffn_share(), "%.1f") << "% | " << number(100 * p.rel_error, "%+.5f") << "% | "
+       << with_sd(l, "%.4f") << " | " << with_sd(pp, "%.2f") << " | " << diff << " | " << number(sp.mean, "%.0f") << " | "
+       << loss[name].size() << "/" << spec.seeds.size() << " |\n";
+  }
+  md << "\nval loss and perplexity: mean ± standard deviation over seeds. The difference to " << spec.reference
+     << " is paired by seed (same data order); an interval that excludes 0 is a difference the seeds resolve.\n";
+  bool any_schedule = false;
+  for (const auto& p : plans) any_schedule = any_schedule || !p.spec.schedule.empty();
+  if (any_schedule) {
+    md << "\nFFN widths per layer:\n\n";
+    for (const auto& p : plans) {
+      if (p.spec.schedule.empty() || !run_of.count(p.spec.name)) continue;
+      if (const auto m = trained_model(run_of[p.spec.name])) md << "- " << p.spec.name << ": " << widths_text(*m) << "\n";
+    }
+  }
+  for (const auto* plot : {"val_curves.png", "final_loss.png"}) {
+    if (fs::exists(fs::path(run_root) / plot)) md << "\n![" << plot << "](" << plot << ")\n";
+  }
+  write_file(fs::path(run_root) / "report.md", md.str());
+  return md.str();
+}
+
+}  // namespace ffnshape::experiment

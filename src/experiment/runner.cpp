@@ -1,0 +1,125 @@
+// Running an experiment: the profile dependency first, then every missing arm x seed, then the report.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ffnshape/experiment/experiment.h"
+#include "ffnshape/experiment/report.h"
+#include "ffnshape/profile/work_profiler.h"
+#include "ffnshape/schedule/schedule.h"
+#include "ffnshape/train/trainer.h"
+
+namespace fs = std::filesystem;
+
+namespace ffnshape::experiment {
+namespace {
+
+bool guided_by_profile(const std::string& rule) { return rule == "anti" || rule.find(':') != std::string::npos; }
+
+// The config one run trains: the arm's plan, its seed, and its schedule resolved into widths.
+RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& profile_path) {
+  RunConfig config = plan.config;
+  config.train.seed = seed;
+  if (!plan.spec.schedule.empty()) {
+    ScheduleConfig schedule;
+    schedule.rule = plan.spec.schedule;
+    if (guided_by_profile(schedule.rule)) schedule.profile = profile_path;
+    config.model.ffn.widths.clear();
+    config.model.ffn.schedule = schedule;
+    schedule::resolve_schedule(config.model);
+  }
+  return config;
+}
+
+}  // namespace
+
+int run_experiment(const ExperimentSpec& spec, const ExperimentOptions& options) {
+  const std::string root = options.run_root.empty() ? (fs::path("runs") / spec.name).string() : options.run_root;
+  const auto plans = plan_experiment(spec);
+  for (const auto& p : plans) {
+    if (!p.within_tolerance) {
+      throw ConfigError("arms", "arm '" + p.spec.name + "' cannot meet the budget: " + p.explanation + " (off by " +
+                                    std::to_string(100.0 * p.rel_error) + "%)",
+                        "widen its solve ranges, free another dimension, or raise budget.tolerance (see --dry-run)");
+    }
+  }
+  if (!options.only.empty() &&
+      std::none_of(plans.begin(), plans.end(), [&](const ArmPlan& p) { return p.spec.name == options.only; })) {
+    throw ConfigError("--only", "names no arm ('" + options.only + "')", "use one of the experiment's arm names");
+  }
+  if (options.dry_run) return 0;
+  fs::create_directories(root);
+  fs::copy_file(spec.path, fs::path(root) / "experiment.yaml", fs::copy_options::overwrite_existing);
+
+  const std::string profile_path = (fs::path(root) / "profile.json").string();
+  auto selected = [&](const ArmPlan& p) { return options.only.empty() || p.spec.name == options.only; };
+  bool profile_needed = false;
+  for (const auto& p : plans) profile_needed = profile_needed || (selected(p) && guided_by_profile(p.spec.schedule));
+
+  // The jobs in order: the profiled run first when a schedule depends on it.
+  std::vector<std::pair<const ArmPlan*, int64_t>> jobs;
+  const ArmPlan* profiled = nullptr;
+  if (profile_needed) {
+    for (const auto& p : plans) {
+      if (p.spec.name == spec.profile->arm) profiled = &p;
+    }
+    jobs.emplace_back(profiled, spec.profile->seed);
+  }
+  for (const auto& p : plans) {
+    if (!selected(p)) continue;
+    for (auto seed : spec.seeds) {
+      if (&p == profiled && seed == spec.profile->seed) continue;
+      jobs.emplace_back(&p, seed);
+    }
+  }
+
+  int failures = 0;
+  size_t index = 0;
+  for (const auto& [plan, seed] : jobs) {
+    ++index;
+    const auto dir = run_dir(root, plan->spec.name, seed);
+    if (read_run_record(plan->spec.name, seed, dir).complete) {
+      spdlog::info("[{}/{}] {} seed {}: finished earlier, skipped", index, jobs.size(), plan->spec.name, seed);
+    } else {
+      spdlog::info("[{}/{}] {} seed {} -> {}", index, jobs.size(), plan->spec.name, seed, dir);
+      TrainOptions train_options;
+      train_options.run_dir = dir;
+      train_options.resume = "auto";
+      train_options.quiet = options.quiet;
+      try {
+        const auto result = train(run_config_for(*plan, seed, profile_path), train_options);
+        if (result.interrupted) {
+          spdlog::warn("stopped during {} seed {}; its checkpoint is saved: rerun the same command to continue",
+                       plan->spec.name, seed);
+          return 1;
+        }
+      } catch (const NonFiniteLoss& e) {
+        spdlog::error("{} seed {} stopped: {}; the other runs go on", plan->spec.name, seed, e.what());
+        ++failures;
+        continue;
+      }
+    }
+    if (plan == profiled && seed == spec.profile->seed && !fs::exists(profile_path)) {
+      profile::ProfileOptions po;
+      po.tokens = spec.profile->tokens;
+      po.seed = static_cast<uint64_t>(seed);
+      const auto profile = profile::profile_run(dir, po, profile_path);
+      spdlog::info("profiled {} in {:.1f} s -> {}", dir, profile.seconds, profile_path);
+    }
+  }
+
+  std::vector<RunRecord> records;
+  for (const auto& p : plans) {
+    for (auto seed : spec.seeds) records.push_back(read_run_record(p.spec.name, seed, run_dir(root, p.spec.name, seed)));
+  }
+  write_report(root, spec, plans, records);
+  if (options.before_report) {
+    options.before_report(root);
+    write_report(root, spec, plans, records);  // again, now with the plots
+  }
+  spdlog::info("results: {}/results.csv, {}/report.md", root, root);
+  return failures > 0 ? 1 : 0;
+}
+
+}  // namespace ffnshape::experiment

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# End-to-end checks of `ffnshape experiment`: a tiny 2 arms x 2 seeds experiment on a generated corpus,
+# interrupted midway and rerun (only the missing work is done), the report against the runs'
+# summary.json files, the geometry pipeline (train, profile, schedule, train), and malformed files.
+# Environment: FFNSHAPE (the binary).
+set -uo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+
+python3 - "$tmp" <<'PY'
+import random, struct, sys
+random.seed(0)
+
+def shard(path, tokens):
+    header = [0] * 256
+    header[0], header[1], header[2] = 20240520, 1, len(tokens)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<256i", *header))
+        f.write(struct.pack("<%dH" % len(tokens), *tokens))
+
+def text(n):  # each token determines the next few, so the loss can fall
+    out = []
+    while len(out) < n:
+        a = random.randrange(40)
+        out += [a, (a * 7) % 61, (a * 13) % 61, 61 + a % 3]
+    return out[:n]
+
+shard(sys.argv[1] + "/train_0.bin", text(30000))
+shard(sys.argv[1] + "/val_0.bin", text(6000))
+PY
+
+cat >"$tmp/base.yaml" <<YAML
+model: {vocab_size: 64, d_model: 32, n_layers: 3, n_heads: 4, max_seq_len: 32, ffn: {hidden: 64}}
+data: {train: "$tmp/train_*.bin", val: "$tmp/val_*.bin"}
+train: {seq_len: 32, micro_batch: 4, steps: 40, threads: 1}
+optimizer: {lr: 3.0e-3, warmup_steps: 3}
+eval: {every: 20, batches: 2}
+checkpoint: {every: 10, keep: 2}
+log: {every: 10}
+YAML
+
+cat >"$tmp/two.yaml" <<YAML
+name: two
+base: base.yaml
+set: [train.steps=300]
+seeds: [1, 2]
+budget: {reference: conventional, tolerance: 0.02}
+arms:
+  - name: conventional
+  - name: hourglass
+    set: [model.ffn.kind=hourglass, model.ffn.k=2]
+    solve: [d_model=16..64, ffn.hidden=4..64]
+YAML
+
+# --dry-run: solved dimensions, split and error; nothing trained.
+expect 0 "dry run" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" --dry-run
+contains "solved d_model" "$out" "dry run shows the solved dimensions"
+contains "attention" "$out" "dry run shows the attention / ffn split"
+[ ! -e "$tmp/two" ] || fail "dry run created the run root"
+
+# Interrupt the experiment while the second run trains, then rerun it.
+"$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" >"$tmp/first.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  ls "$tmp"/two/conventional/seed-2/checkpoints/step_*/DONE >/dev/null 2>&1 && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+checks=$((checks + 1))
+[ "$code" -eq 1 ] || { echo "FAIL: interrupted experiment exited $code, expected 1"; failures=$((failures + 1)); }
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['complete']" "$tmp/two/conventional/seed-1/summary.json" ||
+  fail "the first run is complete before the interruption"
+[ ! -e "$tmp/two/hourglass/seed-1" ] || fail "the experiment went on after the interruption"
+before=$(md5sum "$tmp/two/conventional/seed-1/metrics.jsonl")
+
+expect 0 "rerun finishes the experiment" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two"
+contains "conventional seed 1: finished earlier, skipped" "$err$out" "rerun skips the finished run"
+contains "resuming from" "$err$out" "rerun resumes the interrupted run"
+[ "$before" = "$(md5sum "$tmp/two/conventional/seed-1/metrics.jsonl")" ] || fail "the finished run was touched"
+expect 0 "third run does nothing new" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two"
+[[ "$err$out" != *"->"* ]] || fail "a finished experiment trained again"
+
+# The report's numbers are the runs' own.
+python3 - "$tmp/two" <<'PY' || fail "results.csv / report.md against summary.json"
+import csv, json, math, statistics, sys
+root = sys.argv[1]
+rows = list(csv.DictReader(open(root + "/results.csv")))
+assert sorted((r["arm"], r["seed"]) for r in rows) == [("conventional", "1"), ("conventional", "2"),
+                                                         ("hourglass", "1"), ("hourglass", "2")], rows
+report = open(root + "/report.md").read()
+by_arm = {}
+for r in rows:
+    s = json.load(open(r["run_dir"] + "/summary.json"))
+    assert r["complete"] == "1" and int(r["steps"]) == s["steps"] == 300, r
+    assert abs(float(r["val_loss"]) - s["val_loss"]) < 1e-6, (r, s)
+    assert abs(float(r["tokens_per_s"]) - s["tokens_per_s"]) < 0.1, (r, s)
+    assert int(r["params_total"]) == s["params"]["total"], (r, s["params"])
+    by_arm.setdefault(r["arm"], {})[r["seed"]] = s["val_loss"]
+for arm, losses in by_arm.items():
+    mean = statistics.mean(losses.values())
+    assert f"{mean:.4f} ± {statistics.stdev(losses.values()):.4f}" in report, (arm, mean, report)
+d = [by_arm["hourglass"][s] - by_arm["conventional"][s] for s in ("1", "2")]
+half = 12.706204736432 * statistics.stdev(d) / math.sqrt(2)
+m = statistics.mean(d)
+assert f"{m:+.4f} [{m - half:+.4f}, {m + half:+.4f}]" in report, report
+PY
+for f in results.csv report.md experiment.yaml; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  for f in val_curves.png final_loss.png; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
+fi
+
+# The geometry pipeline: train the reference, profile it, schedule from the profile, train the arm.
+cat >"$tmp/geo.yaml" <<YAML
+base: base.yaml
+seeds: [1]
+budget: {reference: uniform}
+profile: {arm: uniform, tokens: 64}
+arms:
+  - name: uniform
+  - name: topo
+    schedule: topo:hyperbolic
+  - name: anti
+    schedule: anti
+YAML
+expect 0 "geometry experiment" -- "$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo"
+python3 - "$tmp/geo" <<'PY' || fail "profile and scheduled widths"
+import json, sys, re
+root = sys.argv[1]
+p = json.load(open(root + "/profile.json"))
+assert p["n_layers"] == 3 and "hyperbolic" in p["layers"][0]["work"]["topo"], p
+def widths(arm):
+    text = open(f"{root}/{arm}/seed-1/config.yaml").read()
+    return [int(w) for w in re.search(r"widths: \[([^\]]*)\]", text).group(1).split(",")]
+topo, anti = widths("topo"), widths("anti")
+assert sum(topo) == sum(anti) == 3 * 64, (topo, anti)
+assert anti == topo[::-1], (topo, anti)
+PY
+contains "topo:" "$(cat "$tmp/geo/report.md")" "the report lists the scheduled widths"
+
+# Malformed experiment files: exit 2 with the key and a hint.
+bad() {  # bad NAME EXPECTED_TEXT YAML
+  printf '%s\n' "$3" >"$tmp/$1.yaml"
+  expect 2 "$1" -- "$FFNSHAPE" experiment "$tmp/$1.yaml" --run-root "$tmp/bad" --dry-run
+  contains "$2" "$err" "$1 message"
+}
+bad unknown_key "colour" "$(printf 'base: base.yaml\nbudget: {params: 1000}\ncolour: red\narms: [{name: a}]')"
+bad missing_base "base" "$(printf 'base: nowhere.yaml\nbudget: {params: 1000}\narms: [{name: a}]')"
+bad no_budget "budget.reference" "$(printf 'base: base.yaml\narms: [{name: a}]')"
+bad unknown_reference "budget.reference" "$(printf 'base: base.yaml\nbudget: {reference: b}\narms: [{name: a}]')"
+bad duplicate_arm "names two arms" "$(printf 'base: base.yaml\nbudget: {params: 1000}\narms: [{name: a}, {name: a}]')"
+bad no_profile "profile" "$(printf 'base: base.yaml\nbudget: {reference: a}\narms: [{name: a}, {name: b, schedule: gw:spherical}]')"
+bad bad_rule "arms[1].schedule" "$(printf 'base: base.yaml\nbudget: {reference: a}\narms: [{name: a}, {name: b, schedule: zigzag}]')"
+bad bad_arm_key "arms[0].sovle" "$(printf 'base: base.yaml\nbudget: {params: 1000}\narms: [{name: a, sovle: [d_model]}]')"
+bad not_yaml "" "$(printf 'base: [unclosed\n')"
+bad unreachable "cannot meet the budget" "$(printf 'base: base.yaml\nbudget: {params: 1000}\narms: [{name: a}]')"
+expect 2 "unknown --only arm" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" --only nobody
+contains "--only" "$err" "--only message"
+
+finish cli_experiment

@@ -1,0 +1,70 @@
+// Experiments: the interval arithmetic of the report on numbers computed with scipy, and planning
+// arms on one budget.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "ffnshape/experiment/experiment.h"
+#include "ffnshape/experiment/report.h"
+#include "temp_dir.h"
+
+using namespace ffnshape;
+using namespace ffnshape::experiment;
+
+TEST(ExperimentReport, StudentQuantilesMatchScipy) {
+  EXPECT_NEAR(student_t_975(1), 12.706204736432, 1e-9);
+  EXPECT_NEAR(student_t_975(2), 4.302652729911, 1e-9);
+  EXPECT_NEAR(student_t_975(30), 2.042272456301, 1e-9);
+  EXPECT_NEAR(student_t_975(40), 2.0210753829953374, 1e-4);   // scipy.stats.t.ppf(0.975, 40)
+  EXPECT_NEAR(student_t_975(100), 1.9839715184496334, 1e-4);
+  EXPECT_TRUE(std::isnan(student_t_975(0)));
+}
+
+TEST(ExperimentReport, PairedIntervalUsesOnlySharedSeeds) {
+  // Differences -0.1, -0.1, +0.1 (seed 4 has no partner): mean -1/30, sd 0.11547005383792516,
+  // half-width t(0.975, 2) * sd / sqrt(3) = 0.28684351532741836 (scipy).
+  const auto i = paired_interval({{1, 3.0}, {2, 3.2}, {3, 3.1}}, {{1, 3.1}, {2, 3.3}, {3, 3.0}, {4, 9.0}});
+  EXPECT_EQ(i.n, 3);
+  EXPECT_NEAR(i.mean, -0.03333333333333333, 1e-12);
+  EXPECT_NEAR(i.sd, 0.11547005383792516, 1e-12);
+  EXPECT_NEAR(i.half_width, 0.28684351532741836, 1e-9);
+  const auto one = paired_interval({{1, 2.0}}, {{1, 1.5}});
+  EXPECT_EQ(one.n, 1);
+  EXPECT_DOUBLE_EQ(one.mean, 0.5);
+  EXPECT_TRUE(std::isnan(one.half_width));
+}
+
+TEST(ExperimentPlan, ArmsAreSolvedToTheReferenceBudget) {
+  ffnshape::testing::TempDir dir;
+  std::ofstream(dir.file("base.yaml")) << "model: {vocab_size: 512, d_model: 128, n_layers: 4, n_heads: 4, ffn: {hidden: 344}}\n";
+  std::ofstream(dir.file("exp.yaml")) << R"(
+base: base.yaml
+seeds: [3, 1]
+budget: {reference: conventional, count: non_embedding}
+arms:
+  - name: conventional
+  - name: hourglass
+    set: [model.ffn.kind=hourglass, model.ffn.k=4, model.n_layers=2]
+    solve: [d_model=64..512, ffn.hidden=8..512, head_dim=8..64]
+  - name: taper
+    schedule: cosine
+)";
+  const auto spec = load_experiment(dir.file("exp.yaml"));
+  EXPECT_EQ(spec.name, "exp");
+  EXPECT_EQ(spec.reference, "conventional");
+  EXPECT_EQ(spec.seeds, (std::vector<int64_t>{3, 1}));
+  const auto plans = plan_experiment(spec);
+  ASSERT_EQ(plans.size(), 3u);
+  const auto budget = counted_parameters(plans[0].config.model, BudgetCount::non_embedding);
+  for (const auto& p : plans) {
+    EXPECT_EQ(p.budget, budget);
+    EXPECT_TRUE(p.within_tolerance) << p.spec.name << ": " << p.explanation;
+    EXPECT_LE(std::abs(p.rel_error), 1e-5) << p.spec.name;
+    EXPECT_EQ(p.params, counted_parameters(p.config.model, BudgetCount::non_embedding)) << p.spec.name;
+  }
+  EXPECT_EQ(plans[1].config.model.n_layers, 2);
+  EXPECT_EQ(plans[1].config.model.ffn.k, 4);
+  EXPECT_EQ(plans[1].dimensions.count("d_model"), 1u);
+  EXPECT_EQ(run_dir("runs/x", "taper", 3), "runs/x/taper/seed-3");
+}
