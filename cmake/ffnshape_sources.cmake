@@ -25,6 +25,7 @@ set(FFNSHAPE_SOURCES
   src/experiment/experiment.cpp
   src/experiment/runner.cpp
   src/experiment/report.cpp
+  src/experiment/sweep.cpp
   src/params/count.cpp
   src/params/iso.cpp
   src/train/lr_schedule.cpp
@@ -47,6 +48,7 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/cmd_geometry.cpp
   tools/cloud_csv.cpp
   tools/cmd_experiment.cpp
+  tools/cmd_sweep.cpp
   tools/plot_scripts.cpp
   tools/format.cpp
 )

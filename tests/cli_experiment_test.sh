@@ -157,4 +157,58 @@ bad unreachable "cannot meet the budget" "$(printf 'base: base.yaml\nbudget: {pa
 expect 2 "unknown --only arm" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" --only nobody
 contains "--only" "$err" "--only message"
 
+# Sweeps: expansion and solving, points off the budget listed and skipped, emitted commands and Slurm
+# script, a local run with its aggregation.
+cat >"$tmp/grid.yaml" <<YAML
+name: grid
+base: base.yaml
+set: [model.ffn.kind=hourglass, train.steps=20]
+seeds: [1, 2]
+budget: {reference: base, tolerance: 0.01}
+grid:
+  model.ffn.k: [1, 2]
+  model.n_layers: [2, 3, 40]
+solve: [d_model=8..96, ffn.hidden=2..128]
+slurm: ["--gres=gpu:1", "--time=01:00:00"]
+YAML
+expect 0 "sweep dry run" -- "$FFNSHAPE" sweep "$tmp/grid.yaml" --run-root "$tmp/grid" --dry-run
+python3 - "$out" <<'PY' || fail "sweep dry run: 6 points, the 40-layer K=1 point skipped with its reason"
+import re, sys
+text = sys.argv[1]
+kept = re.findall(r"^  (k\d_n_layers\d+) +\d+ total", text, re.M)
+skipped = re.findall(r"^  (k\d_n_layers\d+) \(.*%\): (.+)$", text, re.M)
+assert sorted(kept + [name for name, _ in skipped]) == sorted(
+    f"k{k}_n_layers{l}" for k in (1, 2) for l in (2, 3, 40)), (kept, skipped)
+assert ("k1_n_layers40", ) == tuple(n for n, _ in skipped), skipped
+assert "within" in skipped[0][1] or "step" in skipped[0][1], skipped
+PY
+expect 0 "sweep --emit slurm" -- "$FFNSHAPE" sweep "$tmp/grid.yaml" --run-root "$tmp/grid" --emit slurm
+bash -n "$tmp/grid/sweep.sbatch" || fail "the Slurm script is not valid bash"
+python3 - "$tmp/grid/sweep.sbatch" <<'PY' || fail "the Slurm script names one config per task"
+import re, sys, os
+text = open(sys.argv[1]).read()
+configs = re.search(r"CONFIGS=\(\n(.*?)\n\)", text, re.S).group(1).split("\n")
+configs = [c.strip().strip("'") for c in configs]
+assert len(configs) == 10 and len(set(configs)) == 10, configs  # 5 points x 2 seeds
+assert "#SBATCH --array=0-9" in text and "#SBATCH --gres=gpu:1" in text, text
+assert all(os.path.exists(c) for c in configs), configs
+assert "seed: 2" in open(configs[1]).read(), configs[1]
+PY
+expect 0 "sweep --emit list" -- "$FFNSHAPE" sweep "$tmp/grid.yaml" --run-root "$tmp/grid" --emit list
+[ "$(grep -c ' train ' "$tmp/grid/commands.txt")" -eq 10 ] || fail "the command list has one line per run"
+# Run one command of the list by hand (as a cluster would), then aggregate.
+bash -c "$(sed -n 1p "$tmp/grid/commands.txt")" >/dev/null 2>&1 || fail "a listed command runs"
+expect 0 "sweep --report" -- "$FFNSHAPE" sweep "$tmp/grid.yaml" --run-root "$tmp/grid" --report
+contains "1/2" "$out" "the report counts the finished run"
+[ -s "$tmp/grid/results.csv" ] || fail "sweep results.csv"
+printf 'base: base.yaml\nbudget: {reference: base}\ngrid: {model.d_model: [16]}\nsolve: [d_model]\n' >"$tmp/grid_bad.yaml"
+expect 2 "grid key also solved" -- "$FFNSHAPE" sweep "$tmp/grid_bad.yaml" --dry-run
+contains "is also in solve" "$err" "grid/solve clash message"
+printf 'base: base.yaml\nbudget: {reference: base}\ngrid: [1, 2]\n' >"$tmp/grid_bad2.yaml"
+expect 2 "grid not a mapping" -- "$FFNSHAPE" sweep "$tmp/grid_bad2.yaml" --dry-run
+contains "grid" "$err" "grid message"
+printf 'base: base.yaml\nbudget: {reference: base}\ngrid: {model.colour: [1]}\n' >"$tmp/grid_bad3.yaml"
+expect 2 "unknown grid key" -- "$FFNSHAPE" sweep "$tmp/grid_bad3.yaml" --dry-run
+contains "colour" "$err" "unknown grid key message"
+
 finish cli_experiment

@@ -230,6 +230,29 @@ TEST(Schedule, BadRulesAndProfilesAreConfigErrors) {
   EXPECT_THROW(read_work_profile(dir.file("junk.json")), ConfigError);
 }
 
+TEST(Schedule, GeometryWidthsDoNotDependOnTheUnitOfWidth) {
+  // Different exponents per layer (intrinsic dimensions 2..40): the relative widths must be the same
+  // for a narrow and a ten times wider uniform model.
+  ffnshape::testing::TempDir dir;
+  std::ofstream out(dir.file("profile.json"));
+  out << R"({"format": "ffnshape-profile", "n_layers": 4, "layers": [)";
+  const double work[] = {4, 3, 2, 1}, d_int[] = {2, 5, 10, 40};
+  for (int l = 0; l < 4; ++l) {
+    out << (l ? "," : "") << R"({"work": {"topo": {"hyperbolic": )" << work[l] << R"(}}, "intrinsic_dimension": {"in": )"
+        << d_int[l] << "}}";
+  }
+  out << "]}";
+  out.close();
+  const auto profile = read_work_profile(dir.file("profile.json"));
+  auto narrow = base_model({"model.n_layers=4", "model.ffn.multiple_of=1", "model.ffn.hidden=100"});
+  auto wide = base_model({"model.n_layers=4", "model.ffn.multiple_of=1", "model.ffn.hidden=1000"});
+  const auto a = make_schedule(narrow, rule("topo:hyperbolic", "p"), &profile);
+  const auto b = make_schedule(wide, rule("topo:hyperbolic", "p"), &profile);
+  for (size_t l = 0; l < 4; ++l) EXPECT_NEAR(a.target[l] / 100.0, b.target[l] / 1000.0, 1e-9);
+  // The work falls with depth and so do the widths, whatever the exponents.
+  for (size_t l = 1; l < 4; ++l) EXPECT_LT(b.target[l], b.target[l - 1]);
+}
+
 TEST(ScheduleConfig, ResolvesFromTheConfigAndRoundTripsAsWidths) {
   ffnshape::testing::TempDir dir;
   const auto path = write_profile(dir, {8, 6, 5, 4, 3, 2, 1.5, 1});

@@ -29,5 +29,6 @@ Subcommand add_schedule_command(CLI::App& app);
 Subcommand add_profile_command(CLI::App& app);
 Subcommand add_geometry_command(CLI::App& app);
 Subcommand add_experiment_command(CLI::App& app);
+Subcommand add_sweep_command(CLI::App& app);
 
 }  // namespace ffnshape::cli

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ffnshape/config/yaml_reader.h"
+#include "spec_reader.h"
 
 namespace fs = std::filesystem;
 
@@ -39,10 +40,7 @@ ArmSpec read_arm(YamlSection& s) {
 
 }  // namespace
 
-ExperimentSpec load_experiment(const std::string& path) {
-  auto doc = ConfigDocument::from_file(path);
-  YamlSection top(doc, doc.root(), "");
-  ExperimentSpec spec;
+void read_shared_keys(YamlSection& top, const std::string& path, ExperimentSpec& spec) {
   spec.path = path;
   spec.name = top.get("name", fs::path(path).stem().string());
   if (!valid_name(spec.name)) {
@@ -75,7 +73,13 @@ ExperimentSpec load_experiment(const std::string& path) {
   }
   if (spec.budget.params && *spec.budget.params < 1) throw budget.error("params", "must be positive", "e.g. 113283840");
   budget.finish();
+}
 
+ExperimentSpec load_experiment(const std::string& path) {
+  auto doc = ConfigDocument::from_file(path);
+  YamlSection top(doc, doc.root(), "");
+  ExperimentSpec spec;
+  read_shared_keys(top, path, spec);
   std::set<std::string> names;
   for (auto& arm_section : top.sections("arms")) {
     auto arm = read_arm(arm_section);

@@ -70,14 +70,17 @@ void geometry_rule(Schedule& s, const std::string& stat_geometry, const ModelCon
                            "set model.ffn.schedule.exponent to use one exponent for every layer");
     }
   }
-  const double u = static_cast<double>(s.uniform_width);
-  SurrogateProblem problem{work, s.exponents, settings.lambda,
-                           static_cast<double>(base.n_layers) * u, settings.w_min * u, settings.w_max * u};
+  // Widths enter the surrogate in units of the uniform width: with per-layer exponents the answer
+  // would otherwise depend on the unit (neurons vs multiples), and w^(-a_l) in neurons can differ by
+  // orders of magnitude between layers and swamp the work.
+  SurrogateProblem problem{work, s.exponents, settings.lambda, static_cast<double>(base.n_layers), settings.w_min,
+                           settings.w_max};
   try {
     s.target = solve_surrogate(problem);
   } catch (const std::invalid_argument& e) {
     throw schedule_error("w_min", e.what(), "widen the bounds w_min / w_max");
   }
+  for (auto& w : s.target) w *= static_cast<double>(s.uniform_width);
 }
 
 }  // namespace

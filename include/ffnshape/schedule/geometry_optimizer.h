@@ -7,7 +7,8 @@
 // budget is a sum of widths) gives, by KKT,
 //     w_l(mu) = clip((a_l lambda_l g_l / mu)^(1 / (1 + a_l)), w_min, w_max),
 // and the multiplier mu is found by bisection so that the widths sum to the budget. More work never
-// gets less width when exponents and weights are equal.
+// gets less width when exponents and weights are equal. Schedules pass widths in units of the
+// uniform width (budget = number of layers), so the exponents act on relative widths.
 #pragma once
 
 #include <cstdint>
