@@ -2,7 +2,7 @@
 # End-to-end checks of `ffnshape experiment`: a tiny 2 arms x 2 seeds experiment on a generated corpus,
 # interrupted midway and rerun (only the missing work is done), the report against the runs'
 # summary.json files, the geometry pipeline (train, profile, schedule, train), and malformed files.
-# Environment: FFNSHAPE (the binary).
+# Environment: FFNSHAPE (the binary), SOURCE_DIR (the source tree, for the shipped files).
 set -uo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 
@@ -210,5 +210,12 @@ contains "grid" "$err" "grid message"
 printf 'base: base.yaml\nbudget: {reference: base}\ngrid: {model.colour: [1]}\n' >"$tmp/grid_bad3.yaml"
 expect 2 "unknown grid key" -- "$FFNSHAPE" sweep "$tmp/grid_bad3.yaml" --dry-run
 contains "colour" "$err" "unknown grid key message"
+
+# The shipped experiment and sweep files all plan within their tolerance.
+for f in "$SOURCE_DIR"/configs/demo/experiment.yaml "$SOURCE_DIR"/configs/paper/experiments/*.yaml; do
+  command=experiment
+  grep -q '^grid:' "$f" && command=sweep
+  expect 0 "$(basename "$f") plans" -- "$FFNSHAPE" "$command" "$f" --run-root "$tmp/plan" --dry-run
+done
 
 finish cli_experiment

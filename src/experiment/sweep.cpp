@@ -86,10 +86,11 @@ SweepSpec load_sweep(const std::string& path) {
     arms = next;
   }
   spec.experiment.arms = arms;
-  // "reference: base" budgets on the base config itself; another name must be a point.
+  // "reference: base" budgets on the base config file as it is (before the sweep's own `set`);
+  // another name must be a point.
   if (spec.experiment.budget.reference == "base") {
     spec.experiment.budget.params =
-        counted_parameters(load_run_config(spec.experiment.base, spec.experiment.overrides).model, spec.experiment.budget.count);
+        counted_parameters(load_run_config(spec.experiment.base).model, spec.experiment.budget.count);
     spec.experiment.budget.reference.clear();
   } else if (!spec.experiment.budget.reference.empty()) {
     bool found = false;

@@ -4,7 +4,7 @@
 //   base: hourglass-113m-conventional.yaml   # relative to this file
 //   set: [model.ffn.kind=hourglass]          # overrides for every point
 //   seeds: [1]
-//   budget: {reference: base, count: non_embedding, tolerance: 1.0e-5}   # base = the base config's count
+//   budget: {reference: base, count: non_embedding, tolerance: 1.0e-5}   # base = the base file's own count
 //   grid:                                     # any config keys, each with a list of values
 //     model.ffn.k: [1, 2, 4, 8]
 //     model.n_layers: [6, 12]
