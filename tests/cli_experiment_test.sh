@@ -138,6 +138,32 @@ assert anti == topo[::-1], (topo, anti)
 PY
 contains "topo:" "$(cat "$tmp/geo/report.md")" "the report lists the scheduled widths"
 
+# profile and schedule on their own, on the reference run of that experiment.
+expect 0 "profile with diagnostics" -- "$FFNSHAPE" profile "$tmp/geo/uniform/seed-1" --out "$tmp/p.json" --tokens 48 \
+  --perturb ablate,scale:0.5 --additivity --eval-batches 1
+python3 - "$tmp/p.json" <<'PY' || fail "profile JSON: 9 finite statistics per layer, diagnostics, provenance"
+import json, math, sys
+p = json.load(open(sys.argv[1]))
+assert p["format"] == "ffnshape-profile" and p["n_layers"] == 3 and p["provenance"]["checkpoint"], p.keys()
+for layer in p["layers"]:
+    values = [layer["work"][s][g] for s in ("shift", "gw", "topo") for g in ("raw", "spherical", "hyperbolic")]
+    assert all(math.isfinite(v) and v >= 0 for v in values), layer
+    assert set(layer["sensitivity"]) == {"ablate", "scale:0.5"}, layer
+assert len(p["additivity"]) == 2 * 2 and len(p["spearman"]) == 9 * 2, p
+PY
+expect 0 "schedule from the profile" -- "$FFNSHAPE" schedule --config "$tmp/base.yaml" --rule gw:spherical \
+  --profile "$tmp/p.json" --out "$tmp/w.json"
+contains "(+0.000000%)" "$out" "the schedule keeps the budget"
+expect 0 "params shows scheduled widths" -- "$FFNSHAPE" params "$tmp/base.yaml" --set model.ffn.schedule.file="$tmp/w.json"
+contains "ffn widths per layer" "$out" "params lists the widths"
+expect 2 "unknown rule" -- "$FFNSHAPE" schedule --config "$tmp/base.yaml" --rule zigzag
+contains "unknown rule 'zigzag'" "$err" "unknown rule message"
+expect 2 "profile of another depth" -- "$FFNSHAPE" schedule --config "$tmp/base.yaml" --set model.n_layers=4 \
+  --rule topo:hyperbolic --profile "$tmp/p.json"
+contains "3 layers, but this model has 4" "$err" "depth mismatch message"
+expect 2 "too few tokens" -- "$FFNSHAPE" profile "$tmp/geo/uniform/seed-1" --out "$tmp/q.json" --tokens 2
+contains "--tokens" "$err" "too few tokens message"
+
 # Malformed experiment files: exit 2 with the key and a hint.
 bad() {  # bad NAME EXPECTED_TEXT YAML
   printf '%s\n' "$3" >"$tmp/$1.yaml"

@@ -99,6 +99,13 @@ TEST(Geometry, RejectsBadClouds) {
   EXPECT_THROW(paired_distances(torch::randn({3, 2}), torch::randn({4, 2})), std::invalid_argument);
   EXPECT_THROW(pairwise_distances(torch::randn({3, 2}), {Geometry::hyperbolic, 1.0}), std::invalid_argument);
   EXPECT_THROW(parse_geometry("euclid"), std::invalid_argument);
-  const auto twice = torch::cat({torch::randn({4, 2}), torch::randn({1, 2}).expand({2, 2})});
-  EXPECT_THROW(twonn_dimension(pairwise_distances(twice)), std::invalid_argument);  // coincident points
+  const auto copies = torch::cat({torch::randn({1, 2}), torch::randn({1, 2}).expand({3, 2})});
+  EXPECT_THROW(twonn_dimension(pairwise_distances(copies)), std::invalid_argument);  // 2 distinct points
+}
+
+TEST(Geometry, TwoNNCountsCoincidentPointsOnce) {
+  torch::manual_seed(3);
+  const auto cloud = torch::randn({200, 4}, torch::kDouble);
+  const auto with_copies = torch::cat({cloud, cloud.slice(0, 0, 50), cloud.slice(0, 10, 20)});
+  EXPECT_DOUBLE_EQ(twonn_dimension(pairwise_distances(with_copies)), twonn_dimension(pairwise_distances(cloud)));
 }

@@ -93,16 +93,27 @@ double twonn_dimension(const torch::Tensor& distances) {
   }
   const int64_t n = distances.size(0);
   if (n < 3) throw std::invalid_argument("TwoNN needs at least 3 points, but has " + std::to_string(n));
-  auto d = distances.to(torch::kCPU, torch::kDouble).clone();
+  auto d = distances.to(torch::kCPU, torch::kDouble);
+  // Coincident points (repeated tokens give repeated states) count once, as Facco et al. advise:
+  // a copy has no nearest-neighbour distance to measure. Rounding leaves copies a tiny distance
+  // apart (acos near 1 is steep), so "coincident" means within 1e-7 of the cloud's diameter.
+  const double tiny = 1e-7 * d.max().item<double>();
+  const auto copy_of_earlier = torch::tril(d <= tiny, -1).any(1);
+  if (copy_of_earlier.any().item<bool>()) {
+    const auto keep = torch::nonzero(copy_of_earlier.logical_not()).squeeze(1);
+    d = d.index_select(0, keep).index_select(1, keep);
+  }
+  if (d.size(0) < 3) {
+    throw std::invalid_argument("TwoNN needs at least 3 distinct points, but the cloud has " +
+                                std::to_string(d.size(0)));
+  }
+  d = d.clone();
   d.fill_diagonal_(std::numeric_limits<double>::infinity());
   const auto nearest = std::get<0>(d.topk(2, 1, /*largest=*/false, /*sorted=*/true));
   const auto r1 = nearest.select(1, 0), r2 = nearest.select(1, 1);
-  if ((r1 <= 0).any().item<bool>()) {
-    throw std::invalid_argument("TwoNN needs distinct points, but some points coincide (zero nearest-neighbour distance)");
-  }
   const double sum_log = torch::log(r2 / r1).sum().item<double>();
   if (!(sum_log > 0)) throw std::invalid_argument("TwoNN is undefined: every point has equidistant nearest neighbours");
-  return static_cast<double>(n) / sum_log;
+  return static_cast<double>(d.size(0)) / sum_log;
 }
 
 }  // namespace ffnshape::geometry

@@ -41,7 +41,7 @@ double shift(const torch::Tensor& x, const torch::Tensor& y, const GeometryOptio
 
 // TwoNN intrinsic dimension (Facco et al. 2017) from a pairwise distance matrix: the maximum
 // likelihood estimate N / sum_i log(r2_i / r1_i) over the ratios of each point's second to first
-// nearest-neighbour distance. Needs at least 3 points and distinct nearest neighbours.
+// nearest-neighbour distance. Coincident points count once; needs at least 3 distinct points.
 double twonn_dimension(const torch::Tensor& distances);
 
 }  // namespace ffnshape::geometry
