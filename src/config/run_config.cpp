@@ -97,14 +97,14 @@ void emit_model(YAML::Emitter& out, const ModelConfig& m) {
   if (m.ffn.widths.empty()) {
     out << YAML::Key << "hidden" << YAML::Value << m.ffn_uniform_hidden();
   } else {
-    // Resolved widths stand alone; the schedule they came from is kept as a comment.
+    // Resolved widths stand alone; the schedule they came from is kept as a comment after them.
+    out << YAML::Key << "widths" << YAML::Value << YAML::Flow << m.ffn.widths;
     if (m.ffn.schedule) {
       const auto& s = *m.ffn.schedule;
       out << YAML::Comment("widths from schedule " + (s.file.empty() ? "rule " + s.rule : "file " + s.file) +
                            (s.profile.empty() ? "" : " (profile " + s.profile + ")") + " on the budget of hidden " +
                            std::to_string(m.ffn_uniform_hidden()));
     }
-    out << YAML::Key << "widths" << YAML::Value << YAML::Flow << m.ffn.widths;
   }
   out << YAML::Key << "k" << YAML::Value << m.ffn.k;
   out << YAML::Key << "multiple_of" << YAML::Value << m.ffn.multiple_of;
