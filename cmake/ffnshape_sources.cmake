@@ -1,5 +1,6 @@
 # One list of the library's translation units; kept short because each one parses torch's headers.
 set(FFNSHAPE_SOURCES
+  src/common/text_file.cpp
   src/config/config_error.cpp
   src/config/yaml_reader.cpp
   src/config/model_config.cpp

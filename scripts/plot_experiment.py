@@ -10,7 +10,6 @@ metrics.jsonl, and writes:
 Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
 import csv
-import json
 import math
 import os
 import sys
@@ -20,6 +19,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from plot_runs import read_metrics  # noqa: E402  (scripts/ is on sys.path: it holds this file)
 
 # 0.975 quantiles of Student's t for 1..30 degrees of freedom.
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
@@ -36,19 +37,10 @@ def read_results(root):
 
 
 def val_curve(run_dir):
-    points = []
-    path = os.path.join(run_dir, "metrics.jsonl")
-    if not os.path.exists(path):
-        return points
-    with open(path) as f:
-        for line in f:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line of a killed run
-            if "val_loss" in entry and entry["val_loss"] is not None:
-                points.append((entry["step"], entry["val_loss"]))
-    return points
+    """(step, val_loss) of a run; empty for a run that has not started."""
+    if not os.path.exists(os.path.join(run_dir, "metrics.jsonl")):
+        return []
+    return read_metrics(run_dir)[1]
 
 
 def main():

@@ -6,27 +6,7 @@
 set -uo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 
-python3 - "$tmp" <<'PY'
-import random, struct, sys
-random.seed(0)
-
-def shard(path, tokens):
-    header = [0] * 256
-    header[0], header[1], header[2] = 20240520, 1, len(tokens)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<256i", *header))
-        f.write(struct.pack("<%dH" % len(tokens), *tokens))
-
-def text(n):  # each token determines the next few, so the loss can fall
-    out = []
-    while len(out) < n:
-        a = random.randrange(40)
-        out += [a, (a * 7) % 61, (a * 13) % 61, 61 + a % 3]
-    return out[:n]
-
-shard(sys.argv[1] + "/train_0.bin", text(30000))
-shard(sys.argv[1] + "/val_0.bin", text(6000))
-PY
+python3 "$(dirname "$0")/llmc_shards.py" "$tmp" 6000
 
 cat >"$tmp/base.yaml" <<YAML
 model: {vocab_size: 64, d_model: 32, n_layers: 3, n_heads: 4, max_seq_len: 32, ffn: {hidden: 64}}

@@ -5,23 +5,10 @@ set -uo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 
 # Shards written by an independent (Python) writer of the llm.c format, plus a corrupt one.
-python3 - "$tmp" <<'PY'
-import random, struct, sys
-random.seed(0)
-
-def shard(path, tokens, magic=20240520, version=1, fmt="H", count=None):
-    header = [0] * 256
-    header[0], header[1], header[2] = magic, version, len(tokens) if count is None else count
-    with open(path, "wb") as f:
-        f.write(struct.pack("<256i", *header))
-        f.write(struct.pack("<%d%s" % (len(tokens), fmt), *tokens))
-
-def text(n):  # each token determines the next few, so the loss can fall
-    out = []
-    while len(out) < n:
-        a = random.randrange(40)
-        out += [a, (a * 7) % 61, (a * 13) % 61, 61 + a % 3]
-    return out[:n]
+python3 - "$tmp" "$(dirname "$0")" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from llmc_shards import shard, text
 
 d = sys.argv[1]
 shard(d + "/train_0.bin", text(30000))

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/geometry/metrics.h"
@@ -14,22 +13,13 @@
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/trainer.h"
 #include "temp_dir.h"
+#include "tiny_corpus.h"
 
 using namespace ffnshape;
 using ffnshape::testing::TempDir;
+using ffnshape::testing::patterned_tokens;
 
 namespace {
-
-std::vector<uint32_t> patterned_tokens(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::vector<uint32_t> out;
-  while (out.size() < n) {
-    const uint32_t a = gen() % 40;
-    for (uint32_t t : {a, (a * 7) % 61, (a * 13) % 61, 61 + a % 3}) out.push_back(t);
-  }
-  out.resize(n);
-  return out;
-}
 
 // A 3-layer model trained for a few steps on a patterned language.
 TrainedModel tiny_trained(const TempDir& dir) {

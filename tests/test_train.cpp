@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <random>
 
 #include "ffnshape/compat.h"
 #include "ffnshape/config/run_config.h"
@@ -14,6 +13,7 @@
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/trainer.h"
 #include "temp_dir.h"
+#include "tiny_corpus.h"
 
 namespace fs = std::filesystem;
 using namespace ffnshape;
@@ -21,18 +21,7 @@ using namespace ffnshape;
 namespace {
 
 using ffnshape::testing::TempDir;
-
-// A tiny "language": each token determines the next few, so a model can learn it.
-std::vector<uint32_t> patterned_tokens(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::vector<uint32_t> out;
-  while (out.size() < n) {
-    const uint32_t a = gen() % 40;
-    for (uint32_t t : {a, (a * 7) % 61, (a * 13) % 61, 61 + a % 3}) out.push_back(t);
-  }
-  out.resize(n);
-  return out;
-}
+using ffnshape::testing::patterned_tokens;
 
 RunConfig tiny_run(const TempDir& dir) {
   write_shard(dir.file("train_0.bin"), patterned_tokens(20000, 1), 64);

@@ -25,8 +25,9 @@ int run(const ExperimentCliOptions& o) {
   options.only = o.only;
   options.dry_run = o.dry_run;
   options.before_report = [](const std::string& root) { run_plot_script("plot_experiment.py", {root}); };
-  std::cout << experiment::describe_plans(spec, experiment::plan_experiment(spec)) << std::flush;
-  const int code = experiment::run_experiment(spec, options);
+  const auto plans = experiment::plan_experiment(spec);
+  std::cout << experiment::describe_plans(spec, plans) << std::flush;
+  const int code = experiment::run_experiment(spec, plans, options);
   if (!o.dry_run) {
     std::ifstream report(std::filesystem::path(options.run_root) / "report.md");
     std::cout << "\n" << report.rdbuf();

@@ -21,12 +21,6 @@ struct SweepCliOptions {
   bool dry_run = false;
 };
 
-std::string this_binary() {
-  std::error_code error;
-  const auto self = fs::read_symlink("/proc/self/exe", error);
-  return error ? "ffnshape" : self.string();
-}
-
 void plot(const std::string& root) {
   run_plot_script("plot_experiment.py", {root});
   run_plot_script("plot_sweep.py", {root});
@@ -51,7 +45,7 @@ int run(const SweepCliOptions& o) {
 
   if (!o.emit.empty()) {
     const bool slurm = o.emit == "slurm";
-    const auto text = experiment::emit_sweep(plan, spec, root, this_binary(), slurm);
+    const auto text = experiment::emit_sweep(plan, spec, root, executable_path(), slurm);
     const auto path = fs::path(root) / (slurm ? "sweep.sbatch" : "commands.txt");
     std::ofstream(path) << text;
     if (!slurm) std::cout << text;
@@ -67,7 +61,7 @@ int run(const SweepCliOptions& o) {
       }
     }
     fs::create_directories(root);
-    experiment::write_report(root, plan.experiment, plan.feasible, records);
+    experiment::write_results_csv(root, plan.experiment, plan.feasible, records);
     plot(root);
     std::cout << experiment::write_report(root, plan.experiment, plan.feasible, records);
     return kExitOk;
@@ -75,7 +69,7 @@ int run(const SweepCliOptions& o) {
   experiment::ExperimentOptions options;
   options.run_root = root;
   options.before_report = plot;
-  const int code = experiment::run_experiment(plan.experiment, options);
+  const int code = experiment::run_experiment(plan.experiment, plan.feasible, options);
   std::ifstream report(fs::path(root) / "report.md");
   std::cout << "\n" << report.rdbuf();
   return code;

@@ -17,18 +17,18 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
-fs::path executable_dir() {
+}  // namespace
+
+std::string executable_path() {
   std::error_code error;
   const auto self = fs::read_symlink("/proc/self/exe", error);
-  return error ? fs::path(".") : self.parent_path();
+  return error ? "ffnshape" : self.string();
 }
-
-}  // namespace
 
 bool run_plot_script(const std::string& name, const std::vector<std::string>& args) {
   std::vector<fs::path> candidates;
   if (const char* dir = std::getenv("FFNSHAPE_SCRIPTS")) candidates.emplace_back(fs::path(dir) / name);
-  const auto bin = executable_dir();
+  const auto bin = fs::path(executable_path()).parent_path();
   candidates.push_back(bin / ".." / "scripts" / name);
   candidates.push_back(bin / ".." / "share" / "ffnshape" / "scripts" / name);
   fs::path script;

@@ -6,6 +6,9 @@
 
 namespace ffnshape::cli {
 
+// The running ffnshape binary (from /proc/self/exe; "ffnshape" when that cannot be read).
+std::string executable_path();
+
 // Runs scripts/NAME with `args`; the script is looked for in $FFNSHAPE_SCRIPTS, next to the source
 // tree of a build (BIN/../scripts) and in an install (BIN/../share/ffnshape/scripts). Plots are a
 // convenience: when the script or python is missing, or it fails, a warning is printed and false

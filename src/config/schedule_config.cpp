@@ -48,6 +48,8 @@ std::optional<ScheduleConfig> parse_schedule_config(YamlSection& ffn) {
   return c;
 }
 
+bool schedule_needs_profile(const std::string& rule) { return rule == "anti" || rule.find(':') != std::string::npos; }
+
 std::optional<ConfigError> find_schedule_problem(const ScheduleConfig& c, int64_t n_layers) {
   auto problem = [](const std::string& key, const std::string& text, const std::string& hint) {
     return ConfigError("model.ffn.schedule." + key, text, hint);
@@ -58,8 +60,7 @@ std::optional<ConfigError> find_schedule_problem(const ScheduleConfig& c, int64_
   }
   if (!c.rule.empty()) {
     if (auto why = check_schedule_rule(c.rule)) return problem("rule", *why, "e.g. rule: topo:hyperbolic (or --rule on the command line)");
-    const bool needs_profile = c.rule.find(':') != std::string::npos || c.rule == "anti";
-    if (needs_profile && c.profile.empty()) {
+    if (schedule_needs_profile(c.rule) && c.profile.empty()) {
       return problem("profile", "is not set, but rule '" + c.rule + "' is guided by a work profile",
                      "set model.ffn.schedule.profile to a profile.json written by `ffnshape profile`");
     }

@@ -14,8 +14,6 @@ namespace fs = std::filesystem;
 namespace ffnshape::experiment {
 namespace {
 
-bool needs_profile(const std::string& rule) { return rule == "anti" || rule.find(':') != std::string::npos; }
-
 bool valid_name(const std::string& name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
@@ -126,7 +124,7 @@ ExperimentSpec load_experiment(const std::string& path) {
     top.section("profile");
   }
   for (size_t i = 0; i < spec.arms.size(); ++i) {
-    if (needs_profile(spec.arms[i].schedule) && !spec.profile) {
+    if (schedule_needs_profile(spec.arms[i].schedule) && !spec.profile) {
       throw ConfigError("arms[" + std::to_string(i) + "].schedule",
                         "'" + spec.arms[i].schedule + "' is guided by a work profile, but the experiment has no profile section",
                         "add profile: {arm: NAME} naming the uniform arm to profile", doc.where("arms[" + std::to_string(i) + "]"));

@@ -1,6 +1,8 @@
 // Experiment results: records from summary.json, intervals, results.csv and report.md.
 #include "ffnshape/experiment/report.h"
 
+#include "../common/text_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -37,16 +39,6 @@ std::optional<ModelConfig> trained_model(const std::string& run_dir) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  const auto tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write '" + tmp + "': check that the folder is writable");
-  }
-  fs::rename(tmp, path);
 }
 
 }  // namespace
@@ -132,9 +124,8 @@ std::string describe_plans(const ExperimentSpec& spec, const std::vector<ArmPlan
   return out.str();
 }
 
-std::string write_report(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
-                         const std::vector<RunRecord>& records) {
-  // results.csv: one row per run.
+void write_results_csv(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
+                       const std::vector<RunRecord>& records) {
   std::ostringstream csv;
   csv << "experiment,arm,seed,run_dir,complete,steps,family,ffn_kind,k,d_model,n_layers,n_heads,head_dim,ffn_widths,"
          "params_total,params_non_embedding,attention,ffn,attention_share,ffn_share,budget,budget_count,rel_error,"
@@ -156,9 +147,11 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
         << number(plan->rel_error, "%.3e") << "," << number(r.val_loss, "%.6f") << "," << number(r.val_ppl, "%.4f")
         << "," << number(r.tokens_per_s, "%.1f") << "," << number(r.wall_time_s, "%.1f") << "\n";
   }
-  write_file(fs::path(run_root) / "results.csv", csv.str());
+  write_text_file((fs::path(run_root) / "results.csv").string(), csv.str());
+}
 
-  // report.md: one row per arm.
+std::string write_report(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
+                         const std::vector<RunRecord>& records) {
   std::map<std::string, std::map<int64_t, double>> loss;
   std::map<std::string, std::vector<double>> ppl, speed;
   std::map<std::string, std::string> run_of;
@@ -223,7 +216,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
   for (const auto* plot : {"val_curves.png", "final_loss.png"}) {
     if (fs::exists(fs::path(run_root) / plot)) md << "\n![" << plot << "](" << plot << ")\n";
   }
-  write_file(fs::path(run_root) / "report.md", md.str());
+  write_text_file((fs::path(run_root) / "report.md").string(), md.str());
   return md.str();
 }
 

@@ -15,8 +15,6 @@ namespace fs = std::filesystem;
 namespace ffnshape::experiment {
 namespace {
 
-bool guided_by_profile(const std::string& rule) { return rule == "anti" || rule.find(':') != std::string::npos; }
-
 // The config one run trains: the arm's plan, its seed, and its schedule resolved into widths.
 RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& profile_path) {
   RunConfig config = plan.config;
@@ -24,7 +22,7 @@ RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& p
   if (!plan.spec.schedule.empty()) {
     ScheduleConfig schedule;
     schedule.rule = plan.spec.schedule;
-    if (guided_by_profile(schedule.rule)) schedule.profile = profile_path;
+    if (schedule_needs_profile(schedule.rule)) schedule.profile = profile_path;
     config.model.ffn.widths.clear();
     config.model.ffn.schedule = schedule;
     schedule::resolve_schedule(config.model);
@@ -34,9 +32,8 @@ RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& p
 
 }  // namespace
 
-int run_experiment(const ExperimentSpec& spec, const ExperimentOptions& options) {
+int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans, const ExperimentOptions& options) {
   const std::string root = options.run_root.empty() ? (fs::path("runs") / spec.name).string() : options.run_root;
-  const auto plans = plan_experiment(spec);
   for (const auto& p : plans) {
     if (!p.within_tolerance) {
       throw ConfigError("arms", "arm '" + p.spec.name + "' cannot meet the budget: " + p.explanation + " (off by " +
@@ -55,7 +52,7 @@ int run_experiment(const ExperimentSpec& spec, const ExperimentOptions& options)
   const std::string profile_path = (fs::path(root) / "profile.json").string();
   auto selected = [&](const ArmPlan& p) { return options.only.empty() || p.spec.name == options.only; };
   bool profile_needed = false;
-  for (const auto& p : plans) profile_needed = profile_needed || (selected(p) && guided_by_profile(p.spec.schedule));
+  for (const auto& p : plans) profile_needed = profile_needed || (selected(p) && schedule_needs_profile(p.spec.schedule));
 
   // The jobs in order: the profiled run first when a schedule depends on it.
   std::vector<std::pair<const ArmPlan*, int64_t>> jobs;
@@ -113,11 +110,9 @@ int run_experiment(const ExperimentSpec& spec, const ExperimentOptions& options)
   for (const auto& p : plans) {
     for (auto seed : spec.seeds) records.push_back(read_run_record(p.spec.name, seed, run_dir(root, p.spec.name, seed)));
   }
+  write_results_csv(root, spec, plans, records);
+  if (options.before_report) options.before_report(root);
   write_report(root, spec, plans, records);
-  if (options.before_report) {
-    options.before_report(root);
-    write_report(root, spec, plans, records);  // again, now with the plots
-  }
   spdlog::info("results: {}/results.csv, {}/report.md", root, root);
   return failures > 0 ? 1 : 0;
 }

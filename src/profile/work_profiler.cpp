@@ -9,13 +9,13 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <functional>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
 #include "ffnshape/geometry/persistence.h"
+#include "../common/text_file.h"
 #include "model_passes.h"
 
 namespace ffnshape::profile {
@@ -218,14 +218,7 @@ void write_profile_json(const std::string& path, const ModelProfile& profile, co
   if (!std::isnan(profile.base_loss)) j["base_loss"] = profile.base_loss;
   if (!profile.additivity.empty()) j["additivity"] = additivity;
   if (!profile.spearman.empty()) j["spearman"] = profile.spearman;
-  const auto tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write '" + tmp + "': check that the folder exists and is writable");
-    out << j.dump(2) << "\n";
-    if (!out) throw std::runtime_error("writing '" + tmp + "' failed");
-  }
-  std::filesystem::rename(tmp, path);
+  write_text_file(path, j.dump(2) + "\n");
 }
 
 }  // namespace ffnshape::profile

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <stdexcept>
 
 #include "ffnshape/params/count.h"
 #include "ffnshape/schedule/geometry_optimizer.h"
+#include "../common/text_file.h"
 
 namespace ffnshape::schedule {
 namespace {
@@ -169,14 +169,7 @@ void write_schedule_file(const std::string& path, const Schedule& s, const Model
         {"relative_error", static_cast<double>(c.total() - u.total()) / static_cast<double>(u.total())}}}};
   if (!s.work.empty()) j["work"] = s.work;
   if (!s.exponents.empty()) j["exponents"] = s.exponents;
-  const auto tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write '" + tmp + "': check that the folder exists and is writable");
-    out << j.dump(2) << "\n";
-    if (!out) throw std::runtime_error("writing '" + tmp + "' failed");
-  }
-  std::filesystem::rename(tmp, path);
+  write_text_file(path, j.dump(2) + "\n");
 }
 
 std::vector<int64_t> read_schedule_widths(const std::string& path, const ModelConfig& model) {

@@ -44,5 +44,7 @@ struct ScheduleConfig {
 
 // The rule names: "uniform" ... Checks the syntax only; returns an explanation when it is not valid.
 std::optional<std::string> check_schedule_rule(const std::string& rule);
+// Whether a rule is guided by a work profile (STAT:GEOMETRY and the anti controls).
+bool schedule_needs_profile(const std::string& rule);
 
 }  // namespace ffnshape

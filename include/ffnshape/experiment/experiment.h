@@ -97,16 +97,17 @@ struct ExperimentOptions {
   bool dry_run = false;   // plan and print, train nothing
   bool quiet = false;     // no per-step progress from the trainer (tests)
   // Called with the run root once results.csv exists, before report.md is written (the CLI draws
-  // the plots here, so the report can show them).
+  // the plots here, so that the report can show them).
   std::function<void(const std::string&)> before_report;
 };
 
 // The run directory of one arm and seed.
 std::string run_dir(const std::string& run_root, const std::string& arm, int64_t seed);
 
-// Plans, trains every missing arm x seed (profiling the reference first when a geometry schedule
-// needs it), then writes results.csv, report.md and the plots. Returns the process exit code:
-// 0 done, 1 a run stopped (interrupted or failed; rerun to continue).
-int run_experiment(const ExperimentSpec& spec, const ExperimentOptions& options);
+// Trains every missing arm x seed of `plans` (from plan_experiment; every arm must meet the
+// budget), profiling the reference first when a geometry schedule needs it, then writes results.csv,
+// the plots (through options.before_report) and report.md. Returns the process exit code: 0 done,
+// 1 a run stopped (interrupted or failed; rerun to continue).
+int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans, const ExperimentOptions& options);
 
 }  // namespace ffnshape::experiment

@@ -45,8 +45,10 @@ double student_t_975(int64_t dof);
 // The plan as a table: solved dimensions, parameters, attention / FFN shares, error against the budget.
 std::string describe_plans(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans);
 
-// Writes RUN_ROOT/results.csv (one row per run) and RUN_ROOT/report.md (one row per arm); returns the
-// markdown.
+// RUN_ROOT/results.csv: one row per run (shape, parameters, budget error, losses, speed).
+void write_results_csv(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
+                       const std::vector<RunRecord>& records);
+// RUN_ROOT/report.md: one row per arm, with the plots that exist in RUN_ROOT; returns the markdown.
 std::string write_report(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
                          const std::vector<RunRecord>& records);
 
