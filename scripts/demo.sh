@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the built-in default data: installs and builds, fetches the Brown corpus and prepares
 # it (SentencePiece BPE, 4096 tokens), then runs the demo experiment configs/demo/experiment.yaml on the
-# CPU (about 20 minutes here; bf16 autocast): a conventional and an hourglass model on the same
+# CPU (about 23 minutes here; bf16 autocast): a conventional and an hourglass model on the same
 # parameter budget, plus a geometry-guided width schedule from a profile of the conventional run. It
 # ends with the report table (runs/demo/report.md) and plots (runs/demo/*.png).
 #
