@@ -8,8 +8,8 @@
 # Environment: FFNSHAPE (default build/ffnshape), TIME (default /usr/bin/time, GNU time for -v).
 #
 # What it does:
-#   1. the Brown corpus in data/brown (fetched and prepared the way scripts/demo.sh does, if
-#      data/brown/meta.json is missing);
+#   1. the default corpus in data/bigtxt (fetched and prepared the way scripts/demo.sh does, if
+#      data/bigtxt/meta.json is missing);
 #   2. trains configs/demo/conventional.yaml with model.n_layers=12 for --steps steps (a briefly trained
 #      12-layer model, 10.7M parameters; minutes, more on a busy machine). With --run-dir DIR the run is
 #      kept there and a rerun reuses it (training resumes, or only evaluates again once finished);
@@ -52,10 +52,10 @@ cp "$FFNSHAPE" "$work/ffnshape"
 FFNSHAPE="$work/ffnshape"
 [[ -n "$run_dir" ]] || run_dir="$work/run"
 
-if [[ ! -f data/brown/meta.json ]]; then
-  echo "== preparing the Brown corpus in data/brown" >&2
-  bash scripts/fetch_brown.sh data/brown/text
-  "$FFNSHAPE" data prepare --input data/brown/text --out data/brown --vocab-size 4096 --val-fraction 0.05
+if [[ ! -f data/bigtxt/meta.json ]]; then
+  echo "== preparing the default corpus in data/bigtxt" >&2
+  bash scripts/fetch_corpus.sh data/bigtxt/text
+  "$FFNSHAPE" data prepare --input data/bigtxt/text --out data/bigtxt --vocab-size 4096 --val-fraction 0.05
 fi
 
 echo "== training a ${layers}-layer model for $steps steps into $run_dir" >&2

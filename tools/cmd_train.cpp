@@ -36,7 +36,8 @@ int run_train(const TrainCliOptions& o) {
               << "; rerun the same command (--resume auto) to continue\n";
     return kExitRuntime;
   }
-  std::cout << "done: " << result.steps_done << " steps, final loss " << result.final_loss;
+  std::cout << (result.already_complete ? "already finished earlier (nothing trained): " : "done: ")
+            << result.steps_done << " steps, final loss " << result.final_loss;
   if (!std::isnan(result.val_loss)) std::cout << ", val_loss " << result.val_loss << ", val_ppl " << result.val_ppl;
   std::cout << ", " << static_cast<int64_t>(result.tokens_per_s) << " tokens/s; outputs in " << options.run_dir << "\n";
   return kExitOk;

@@ -22,12 +22,12 @@ int main(int argc, char** argv) {
   using namespace ffnshape::cli;
   CLI::App app{"ffnshape: research on the shape of transformer feed-forward networks"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ffnshape 0.1.0");
+  app.set_version_flag("--version", std::function<std::string()>(version_line));
   const std::vector<Subcommand> commands = {
       add_params_command(app),   add_iso_command(app),     add_train_command(app),
       add_eval_command(app),     add_data_command(app),    add_geometry_command(app),
       add_profile_command(app),  add_schedule_command(app), add_experiment_command(app),
-      add_sweep_command(app)};
+      add_sweep_command(app),    add_version_command(app)};
 
   try {
     app.parse(argc, argv);

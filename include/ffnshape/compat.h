@@ -1,5 +1,5 @@
-// The only place that knows LibTorch versions. Debian's 1.13 (CPU) and CUDA builds of 2.x both
-// compile against this header; everything else in ffnshape calls these functions.
+// The only place that knows LibTorch versions. ffnshape builds against LibTorch 2.5 or newer (CPU or
+// CUDA; the pinned and tested one is the PyPI torch wheel's, see README); everything else calls these.
 #pragma once
 
 #include <torch/torch.h>
@@ -9,13 +9,19 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
-#define FFNSHAPE_TORCH_2 (TORCH_VERSION_MAJOR >= 2)
+static_assert(TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5),
+              "ffnshape needs LibTorch 2.5 or newer (scaled_dot_product_attention with enable_gqa)");
+
+#define FFNSHAPE_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace ffnshape::compat {
 
 // Causal attention written out: softmax(q k^T / sqrt(d) + causal mask) v, with the softmax in fp32.
-// q, k, v: (batch, heads, seq, head_dim) with equal head counts.
+// q, k, v: (batch, heads, seq, head_dim) with equal head counts. The reference the fused path is
+// tested against.
 inline torch::Tensor causal_attention_reference(const torch::Tensor& q, const torch::Tensor& k,
                                                 const torch::Tensor& v) {
   const auto seq = q.size(-2);
@@ -25,22 +31,34 @@ inline torch::Tensor causal_attention_reference(const torch::Tensor& q, const to
   return torch::matmul(torch::softmax(scores, -1).to(v.scalar_type()), v);
 }
 
-// Causal scaled-dot-product attention through the library's fused operator (flash / memory-efficient
-// kernels on CUDA with 2.x; 1.13 has the private, pair-returning form).
+// Causal scaled-dot-product attention through LibTorch's fused operator (flash / memory-efficient
+// kernels on CUDA). k and v may have fewer heads than q (grouped-query attention): each kv head
+// serves q.size(1) / k.size(1) consecutive query heads, without materialising the repeats.
 inline torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-#if FFNSHAPE_TORCH_2
-  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true);
-#else
-  return std::get<0>(at::_scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
-                                                       /*need_attn_weights=*/false, /*is_causal=*/true));
-#endif
+  const bool grouped = q.size(1) != k.size(1);
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, /*is_causal=*/true,
+                                          /*scale=*/std::nullopt, /*enable_gqa=*/grouped);
 }
 
 // Mixed precision: autocast to `dtype` on the given device type (CPU or CUDA) while the guard lives.
 class AutocastGuard {
  public:
-  AutocastGuard(torch::DeviceType device, torch::ScalarType dtype, bool enabled = true);
-  ~AutocastGuard();
+  AutocastGuard(torch::DeviceType device, torch::ScalarType dtype, bool enabled = true)
+      : device_(device), enabled_(enabled) {
+    if (!enabled_) return;
+    previous_enabled_ = at::autocast::is_autocast_enabled(device_);
+    previous_dtype_ = at::autocast::get_autocast_dtype(device_);
+    at::autocast::set_autocast_dtype(device_, dtype);
+    at::autocast::set_autocast_enabled(device_, true);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastGuard() {
+    if (!enabled_) return;
+    // Leaving the outermost autocast region frees its cache of cast weights.
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(device_, previous_enabled_);
+    at::autocast::set_autocast_dtype(device_, previous_dtype_);
+  }
   AutocastGuard(const AutocastGuard&) = delete;
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
@@ -51,55 +69,52 @@ class AutocastGuard {
   torch::ScalarType previous_dtype_ = torch::kBFloat16;
 };
 
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-// 2.4+: device-generic autocast state.
-inline AutocastGuard::AutocastGuard(torch::DeviceType device, torch::ScalarType dtype, bool enabled)
-    : device_(device), enabled_(enabled) {
-  if (!enabled_) return;
-  previous_enabled_ = at::autocast::is_autocast_enabled(device_);
-  previous_dtype_ = at::autocast::get_autocast_dtype(device_);
-  at::autocast::set_autocast_dtype(device_, dtype);
-  at::autocast::set_autocast_enabled(device_, true);
-  at::autocast::increment_nesting();
+// The autocast dtype in force on `device` now, or nothing when autocast is off there (what a
+// recomputation must restore to reproduce a forward pass).
+inline std::optional<torch::ScalarType> active_autocast(torch::DeviceType device) {
+  if (!at::autocast::is_autocast_enabled(device)) return std::nullopt;
+  return at::autocast::get_autocast_dtype(device);
 }
 
-inline AutocastGuard::~AutocastGuard() {
-  if (!enabled_) return;
-  // Leaving the outermost autocast region frees its cache of cast weights.
-  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  at::autocast::set_autocast_enabled(device_, previous_enabled_);
-  at::autocast::set_autocast_dtype(device_, previous_dtype_);
-}
+// TF32 tensor cores for fp32 matrix products and convolutions on CUDA (no effect on the CPU).
+inline void set_cuda_tf32(bool allowed) {
+#if FFNSHAPE_TORCH_AT_LEAST(2, 9)
+  const auto precision = allowed ? at::Float32Precision::TF32 : at::Float32Precision::IEEE;
+  at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL, precision);
+  at::globalContext().setFloat32Precision(at::Float32Backend::CUDA, at::Float32Op::CONV, precision);
 #else
-// 1.13 - 2.3: separate CPU and GPU autocast state.
-inline AutocastGuard::AutocastGuard(torch::DeviceType device, torch::ScalarType dtype, bool enabled)
-    : device_(device), enabled_(enabled) {
-  if (!enabled_) return;
-  if (device_ == torch::kCUDA) {
-    previous_enabled_ = at::autocast::is_enabled();
-    previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_autocast_gpu_dtype(dtype);
-    at::autocast::set_enabled(true);
-  } else {
-    previous_enabled_ = at::autocast::is_cpu_enabled();
-    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(true);
-  }
-  at::autocast::increment_nesting();
+  at::globalContext().setAllowTF32CuBLAS(allowed);
+  at::globalContext().setAllowTF32CuDNN(allowed);
+#endif
 }
 
-inline AutocastGuard::~AutocastGuard() {
-  if (!enabled_) return;
-  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  if (device_ == torch::kCUDA) {
-    at::autocast::set_enabled(previous_enabled_);
-    at::autocast::set_autocast_gpu_dtype(previous_dtype_);
-  } else {
-    at::autocast::set_cpu_enabled(previous_enabled_);
-    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
-  }
-}
+inline bool cuda_tf32() {
+#if FFNSHAPE_TORCH_AT_LEAST(2, 9)
+  return at::globalContext().float32Precision(at::Float32Backend::CUDA, at::Float32Op::MATMUL) ==
+         at::Float32Precision::TF32;
+#else
+  return at::globalContext().allowTF32CuBLAS();
 #endif
+}
+
+// Deterministic kernels where LibTorch has them; an operator without one raises an error naming it.
+inline void set_deterministic(bool deterministic) {
+  at::globalContext().setDeterministicAlgorithms(deterministic, /*warn_only=*/false);
+  at::globalContext().setDeterministicCuDNN(deterministic);
+  at::globalContext().setBenchmarkCuDNN(false);
+}
+
+inline bool deterministic() { return at::globalContext().deterministicAlgorithms(); }
+
+// One AdamW step over tensors of one device in a single fused kernel (CPU and CUDA), the operator
+// behind torch.optim.AdamW(fused=True). `steps` holds each parameter's step count after this step,
+// as float32 scalars on the parameters' device.
+inline void fused_adamw_step(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
+                             const std::vector<torch::Tensor>& exp_avgs, const std::vector<torch::Tensor>& exp_avg_sqs,
+                             const std::vector<torch::Tensor>& steps, double lr, double beta1, double beta2,
+                             double weight_decay, double eps) {
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr, beta1, beta2,
+                    weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+}
 
 }  // namespace ffnshape::compat

@@ -2,10 +2,36 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
+#include <cstdio>
+
 #include "ffnshape/config/yaml_reader.h"
 
 namespace ffnshape {
 namespace {
+
+// A double as a YAML number every common reader takes as one: YAML 1.1 readers (PyYAML) read an
+// exponent without a decimal point, such as 1e-05, as a string, so one is added (1.0e-05).
+struct Number {
+  double value;
+};
+
+YAML::Emitter& operator<<(YAML::Emitter& out, Number n) {
+  if (std::isnan(n.value)) return out << ".nan";
+  if (std::isinf(n.value)) return out << (n.value > 0 ? ".inf" : "-.inf");
+  char text[40];
+  std::snprintf(text, sizeof text, "%.15g", n.value);  // round-trips the decimals people write
+  std::string s = text;
+  const auto e = s.find('e');
+  if (e != std::string::npos && s.find('.') == std::string::npos) s.insert(e, ".0");
+  return out << s;
+}
+
+YAML::Emitter& operator<<(YAML::Emitter& out, const std::vector<double>& values) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (const double v : values) out << Number{v};
+  return out << YAML::EndSeq;
+}
 
 RunConfig read_document(const ConfigDocument& doc) {
   RunConfig config;
@@ -49,18 +75,18 @@ void emit_schedule(YAML::Emitter& out, const ScheduleConfig& s) {
   if (!s.rule.empty()) key("rule") << s.rule;
   if (!s.file.empty()) key("file") << s.file;
   if (!s.profile.empty()) key("profile") << s.profile;
-  key("start") << s.start;
-  key("end") << s.end;
-  key("beta_min") << s.beta_min;
-  key("beta_max") << s.beta_max;
+  key("start") << Number{s.start};
+  key("end") << Number{s.end};
+  key("beta_min") << Number{s.beta_min};
+  key("beta_max") << Number{s.beta_max};
   key("smoothing") << s.smoothing;
-  key("alpha") << s.alpha;
-  key("alpha_min") << s.alpha_min;
-  key("alpha_max") << s.alpha_max;
-  if (s.exponent) key("exponent") << *s.exponent;
-  if (!s.lambda.empty()) key("lambda") << YAML::Flow << s.lambda;
-  key("w_min") << s.w_min;
-  key("w_max") << s.w_max;
+  key("alpha") << Number{s.alpha};
+  key("alpha_min") << Number{s.alpha_min};
+  key("alpha_max") << Number{s.alpha_max};
+  if (s.exponent) key("exponent") << Number{*s.exponent};
+  if (!s.lambda.empty()) key("lambda") << s.lambda;
+  key("w_min") << Number{s.w_min};
+  key("w_max") << Number{s.w_max};
   out << YAML::EndMap;
 }
 
@@ -75,21 +101,21 @@ void emit_model(YAML::Emitter& out, const ModelConfig& m) {
   out << YAML::Key << "head_dim" << YAML::Value << m.attn_head_dim();
   out << YAML::Key << "qk_norm" << YAML::Value << m.qk_norm;
   out << YAML::Key << "tie_embeddings" << YAML::Value << m.tie_embeddings;
-  out << YAML::Key << "rope_theta" << YAML::Value << m.rope_theta;
+  out << YAML::Key << "rope_theta" << YAML::Value << Number{m.rope_theta};
   if (m.rope_scaling) {
     out << YAML::Key << "rope_scaling" << YAML::Value << YAML::BeginMap;
-    out << YAML::Key << "factor" << YAML::Value << m.rope_scaling->factor;
-    out << YAML::Key << "low_freq_factor" << YAML::Value << m.rope_scaling->low_freq_factor;
-    out << YAML::Key << "high_freq_factor" << YAML::Value << m.rope_scaling->high_freq_factor;
+    out << YAML::Key << "factor" << YAML::Value << Number{m.rope_scaling->factor};
+    out << YAML::Key << "low_freq_factor" << YAML::Value << Number{m.rope_scaling->low_freq_factor};
+    out << YAML::Key << "high_freq_factor" << YAML::Value << Number{m.rope_scaling->high_freq_factor};
     out << YAML::Key << "original_max_seq_len" << YAML::Value << m.rope_scaling->original_max_seq_len;
     out << YAML::EndMap;
   }
-  out << YAML::Key << "norm_eps" << YAML::Value << m.norm_eps;
+  out << YAML::Key << "norm_eps" << YAML::Value << Number{m.norm_eps};
   out << YAML::Key << "max_seq_len" << YAML::Value << m.max_seq_len;
-  out << YAML::Key << "z_loss" << YAML::Value << m.z_loss;
+  out << YAML::Key << "z_loss" << YAML::Value << Number{m.z_loss};
   out << YAML::Key << "init" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "dist" << YAML::Value << to_string(m.init.dist);
-  out << YAML::Key << "std" << YAML::Value << m.init.std;
+  out << YAML::Key << "std" << YAML::Value << Number{m.init.std};
   out << YAML::Key << "depth_scaled" << YAML::Value << m.init.depth_scaled;
   out << YAML::EndMap;
   out << YAML::Key << "ffn" << YAML::Value << YAML::BeginMap;
@@ -129,19 +155,24 @@ void emit_training(YAML::Emitter& out, const RunConfig& c) {
   key("precision") << to_string(c.train.precision);
   key("device") << c.train.device;
   key("threads") << c.train.threads;
+  key("tf32") << c.train.tf32;
+  key("activation_checkpointing") << c.train.activation_checkpointing;
+  key("deterministic") << c.train.deterministic;
+  key("peak_tflops") << Number{c.train.peak_tflops};
   out << YAML::EndMap;
   key("optimizer") << YAML::BeginMap;
-  key("lr") << c.optimizer.lr;
-  key("min_lr") << c.optimizer.min_lr;
+  key("lr") << Number{c.optimizer.lr};
+  key("min_lr") << Number{c.optimizer.min_lr};
   key("warmup_steps") << c.optimizer.warmup_steps;
   key("schedule") << to_string(c.optimizer.schedule);
-  key("decay_fraction") << c.optimizer.decay_fraction;
-  key("weight_decay") << c.optimizer.weight_decay;
-  key("betas") << YAML::Flow << c.optimizer.betas;
-  key("eps") << c.optimizer.eps;
-  key("clip") << c.optimizer.clip;
+  key("decay_fraction") << Number{c.optimizer.decay_fraction};
+  key("weight_decay") << Number{c.optimizer.weight_decay};
+  key("betas") << c.optimizer.betas;
+  key("eps") << Number{c.optimizer.eps};
+  key("clip") << Number{c.optimizer.clip};
   key("decay_embeddings") << c.optimizer.decay_embeddings;
   key("decay_norms") << c.optimizer.decay_norms;
+  key("fused") << to_string(c.optimizer.fused);
   out << YAML::EndMap;
   key("eval") << YAML::BeginMap;
   key("every") << c.eval.every;
@@ -173,7 +204,6 @@ RunConfig load_run_config_from_string(const std::string& yaml, const std::vector
 
 std::string to_yaml(const RunConfig& config) {
   YAML::Emitter out;
-  out.SetDoublePrecision(15);  // round-trips the decimals people write, prints 1e-05 as such
   out << YAML::BeginMap;
   emit_model(out, config.model);
   emit_training(out, config);

@@ -33,6 +33,14 @@ const char* to_string(LrSchedule s) {
   }
 }
 
+const char* to_string(FusedOptimizer f) {
+  switch (f) {
+    case FusedOptimizer::on: return "true";
+    case FusedOptimizer::off: return "false";
+    default: return "auto";
+  }
+}
+
 DataConfig parse_data_config(YamlSection& s) {
   DataConfig c;
   c.train = s.get("train", c.train);
@@ -60,6 +68,10 @@ TrainConfig parse_train_config(YamlSection& s) {
   if (c.device != "auto" && c.device != "cpu" && c.device.rfind("cuda", 0) != 0) {
     throw s.error("device", "unknown device '" + c.device + "'", "use auto, cpu, cuda or cuda:N");
   }
+  c.tf32 = s.get("tf32", c.tf32);
+  c.activation_checkpointing = s.get("activation_checkpointing", c.activation_checkpointing);
+  c.deterministic = s.get("deterministic", c.deterministic);
+  c.peak_tflops = non_negative(s, "peak_tflops", c.peak_tflops);
   s.finish();
   return c;
 }
@@ -88,6 +100,10 @@ OptimizerConfig parse_optimizer_config(YamlSection& s) {
   c.clip = non_negative(s, "clip", c.clip);
   c.decay_embeddings = s.get("decay_embeddings", c.decay_embeddings);
   c.decay_norms = s.get("decay_norms", c.decay_norms);
+  const auto fused = s.get<std::string>("fused", "auto");
+  if (fused == "true") c.fused = FusedOptimizer::on;
+  else if (fused == "false") c.fused = FusedOptimizer::off;
+  else if (fused != "auto") throw s.error("fused", "unknown value '" + fused + "'", "use auto, true or false");
   s.finish();
   return c;
 }

@@ -1,5 +1,5 @@
 // Running an experiment: the profile dependency first, then every missing arm x seed, then the report.
-#include <spdlog/spdlog.h>
+#include "../common/log.h"
 
 #include <filesystem>
 #include <fstream>
@@ -77,9 +77,9 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
     ++index;
     const auto dir = run_dir(root, plan->spec.name, seed);
     if (read_run_record(plan->spec.name, seed, dir).complete) {
-      spdlog::info("[{}/{}] {} seed {}: finished earlier, skipped", index, jobs.size(), plan->spec.name, seed);
+      log::info("[{}/{}] {} seed {}: finished earlier, skipped", index, jobs.size(), plan->spec.name, seed);
     } else {
-      spdlog::info("[{}/{}] {} seed {} -> {}", index, jobs.size(), plan->spec.name, seed, dir);
+      log::info("[{}/{}] {} seed {} -> {}", index, jobs.size(), plan->spec.name, seed, dir);
       TrainOptions train_options;
       train_options.run_dir = dir;
       train_options.resume = "auto";
@@ -87,12 +87,12 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
       try {
         const auto result = train(run_config_for(*plan, seed, profile_path), train_options);
         if (result.interrupted) {
-          spdlog::warn("stopped during {} seed {}; its checkpoint is saved: rerun the same command to continue",
+          log::warn("stopped during {} seed {}; its checkpoint is saved: rerun the same command to continue",
                        plan->spec.name, seed);
           return 1;
         }
       } catch (const NonFiniteLoss& e) {
-        spdlog::error("{} seed {} stopped: {}; the other runs go on", plan->spec.name, seed, e.what());
+        log::error("{} seed {} stopped: {}; the other runs go on", plan->spec.name, seed, e.what());
         ++failures;
         continue;
       }
@@ -102,7 +102,7 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
       po.tokens = spec.profile->tokens;
       po.seed = static_cast<uint64_t>(seed);
       const auto profile = profile::profile_run(dir, po, profile_path);
-      spdlog::info("profiled {} in {:.1f} s -> {}", dir, profile.seconds, profile_path);
+      log::info("profiled {} in {:.1f} s -> {}", dir, profile.seconds, profile_path);
     }
   }
 
@@ -113,7 +113,7 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
   write_results_csv(root, spec, plans, records);
   if (options.before_report) options.before_report(root);
   write_report(root, spec, plans, records);
-  spdlog::info("results: {}/results.csv, {}/report.md", root, root);
+  log::info("results: {}/results.csv, {}/report.md", root, root);
   return failures > 0 ? 1 : 0;
 }
 

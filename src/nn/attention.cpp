@@ -4,20 +4,6 @@
 #include "linear.h"
 
 namespace ffnshape::nn {
-namespace {
-
-// (batch, kv_heads, seq, d) -> (batch, kv_heads * groups, seq, d), each kv head shared by `groups`
-// consecutive query heads.
-torch::Tensor repeat_kv(const torch::Tensor& x, int64_t groups) {
-  if (groups == 1) return x;
-  const auto sizes = x.sizes();
-  return x.unsqueeze(2)
-      .expand({sizes[0], sizes[1], groups, sizes[2], sizes[3]})
-      .reshape({sizes[0], sizes[1] * groups, sizes[2], sizes[3]});
-}
-
-}  // namespace
-
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
     : n_heads(config.n_heads), n_kv_heads(config.kv_heads()), head_dim(config.attn_head_dim()) {
   q_proj = register_module("q_proj", linear_no_bias(config.d_model, config.q_width()));
@@ -44,8 +30,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   q = rope(heads(q, n_heads));
   k = rope(heads(k, n_kv_heads));
   v = heads(v, n_kv_heads);
-  const auto groups = n_heads / n_kv_heads;
-  auto y = compat::causal_attention(q, repeat_kv(k, groups), repeat_kv(v, groups));
+  auto y = compat::causal_attention(q, k, v);  // grouped-query heads are shared inside the kernel
   return o_proj(y.transpose(1, 2).reshape({batch, seq, n_heads * head_dim}));
 }
 

@@ -1,8 +1,46 @@
 #include "ffnshape/nn/model.h"
 
+#include <torch/csrc/autograd/custom_function.h>
+
 #include <cmath>
+#include <cstdint>
+
+#include "ffnshape/compat.h"
 
 namespace ffnshape::nn {
+namespace {
+
+// One block run without recording its graph; backward recomputes the block with the forward's
+// autocast state and back-propagates through the recomputation.
+struct RecomputedBlock : public torch::autograd::Function<RecomputedBlock> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               TransformerBlockImpl* block) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["block"] = static_cast<int64_t>(reinterpret_cast<std::intptr_t>(block));
+    const auto autocast = compat::active_autocast(x.device().type());
+    ctx->saved_data["autocast"] = autocast.has_value();
+    ctx->saved_data["autocast_dtype"] = static_cast<int64_t>(autocast.value_or(torch::kBFloat16));
+    return block->forward(x);  // grad mode is off inside Function::forward
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_outputs) {
+    auto* block = reinterpret_cast<TransformerBlockImpl*>(static_cast<std::intptr_t>(ctx->saved_data["block"].toInt()));
+    const auto input = ctx->get_saved_variables()[0].detach().requires_grad_(true);
+    torch::Tensor output;
+    {
+      torch::AutoGradMode record(true);
+      compat::AutocastGuard autocast(input.device().type(),
+                                     static_cast<torch::ScalarType>(ctx->saved_data["autocast_dtype"].toInt()),
+                                     ctx->saved_data["autocast"].toBool());
+      output = block->forward(input);
+    }
+    torch::autograd::backward({output}, {grad_outputs[0]});
+    return {input.grad(), torch::Tensor()};
+  }
+};
+
+}  // namespace
 
 void truncated_normal_(torch::Tensor tensor, double std) {
   torch::NoGradGuard no_grad;
@@ -54,7 +92,11 @@ void TransformerLMImpl::reset_parameters() {
 
 torch::Tensor TransformerLMImpl::forward(const torch::Tensor& idx) {
   auto x = tok_embeddings(idx);
-  for (const auto& block : *blocks) x = block->as<TransformerBlock>()->forward(x);
+  const bool recompute = activation_checkpointing_ && torch::GradMode::is_enabled();
+  for (const auto& block : *blocks) {
+    auto* layer = block->as<TransformerBlock>();
+    x = recompute ? RecomputedBlock::apply(x, layer) : layer->forward(x);
+  }
   x = norm(x);
   return lm_head ? lm_head(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
 }

@@ -1,6 +1,6 @@
 // The model side of profiling: one forward pass that keeps the clouds, and validation losses with
 // one or more layers' FFN updates perturbed.
-#include <spdlog/spdlog.h>
+#include "../common/log.h"
 
 #include <cmath>
 #include <random>
@@ -141,7 +141,7 @@ ModelProfile profile_run(const std::string& target, const ProfileOptions& option
                        ? std::vector<std::pair<torch::Tensor, torch::Tensor>>{}
                        : validation_batches(data, seq, config.train.micro_batch, options.eval_batches,
                                             config.model.vocab_size);
-  spdlog::info("profiling {} ({} layers): {} tokens from {} windows of {}", trained.checkpoint,
+  log::info("profiling {} ({} layers): {} tokens from {} windows of {}", trained.checkpoint,
                config.model.n_layers, options.tokens, windows, data);
   auto result = profile_model(trained.model, clouds_from, val, options);
   write_profile_json(out_path, result, options,

@@ -309,9 +309,14 @@ TokenLoader::TokenLoader(LoaderOptions options) : options_(std::move(options)), 
 TokenLoader::~TokenLoader() = default;
 
 std::pair<torch::Tensor, torch::Tensor> TokenLoader::next() {
+  auto windows = next_windows();
+  return {windows.narrow(1, 0, options_.seq_len).contiguous(), windows.narrow(1, 1, options_.seq_len).contiguous()};
+}
+
+torch::Tensor TokenLoader::next_windows() {
   const auto& o = options_;
   const int64_t window = o.seq_len + 1;
-  auto buffer = torch::empty({o.batch, window}, torch::kInt64);
+  auto buffer = torch::empty({o.batch, window}, torch::TensorOptions(torch::kInt64).pinned_memory(o.pin_memory));
   int64_t* out = buffer.data_ptr<int64_t>();
   const uint64_t n = impl_->batches_drawn++;
   SplitMix rng(batch_seed(o.seed, o.rank, n));
@@ -329,7 +334,7 @@ std::pair<torch::Tensor, torch::Tensor> TokenLoader::next() {
     const int64_t offset = o.sequential ? 0 : local % window;
     impl_->shards[i]->read((first + j * o.world) * window + offset, window, out);
   }
-  return {buffer.narrow(1, 0, o.seq_len).contiguous(), buffer.narrow(1, 1, o.seq_len).contiguous()};
+  return buffer;
 }
 
 LoaderState TokenLoader::state() const { return LoaderState{impl_->batches_drawn}; }

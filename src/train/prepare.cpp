@@ -1,6 +1,6 @@
 #include "ffnshape/train/prepare.h"
 
-#include <spdlog/spdlog.h>
+#include "../common/log.h"
 
 #include <nlohmann/json.hpp>
 
@@ -97,7 +97,7 @@ int64_t write_split(const std::vector<std::string>& documents, const Tokenizer& 
     }
     if (!options.quiet && documents.size() > chunk) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      spdlog::info("{}: {}/{} documents, {} tokens, {:.0f} tokens/s", prefix, std::min(documents.size(), first + chunk),
+      log::info("{}: {}/{} documents, {} tokens, {:.0f} tokens/s", prefix, std::min(documents.size(), first + chunk),
                    documents.size(), total, static_cast<double>(total) / std::max(s, 1e-9));
     }
   }
@@ -135,7 +135,7 @@ PrepareResult prepare_data(const PrepareOptions& options) {
   Tokenizer tokenizer = [&] {
     if (!options.tokenizer.empty()) return Tokenizer::load(options.tokenizer);
     const auto prefix = (fs::path(options.out_dir) / "tokenizer").string();
-    if (!options.quiet) spdlog::info("training a {}-token BPE tokenizer on {} documents", options.vocab_size, train.size());
+    if (!options.quiet) log::info("training a {}-token BPE tokenizer on {} documents", options.vocab_size, train.size());
     result.tokenizer_path = prefix + ".model";
     return Tokenizer::train(train, prefix, options.vocab_size, threads);
   }();

@@ -133,7 +133,7 @@ std::string checked_inputs(const std::vector<std::string>& text_files) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) {
       throw DataError("tokenizer training: text file '" + file + "' does not exist or is not a file" +
-                      "\n  fix: check the path (scripts/fetch_brown.sh writes data/brown/text/*.txt)");
+                      "\n  fix: check the path (scripts/fetch_corpus.sh writes data/bigtxt/text/*.txt)");
     }
     if (fs::file_size(file, ec) == 0) {
       throw DataError("tokenizer training: text file '" + file + "' is empty\n  fix: remove it from the list");
@@ -179,7 +179,7 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& text_files, const std
     throw DataError("tokenizer training: threads must be at least 1, got " + std::to_string(threads));
   }
   if (model_prefix.empty()) {
-    throw DataError("tokenizer training: empty model prefix\n  fix: pass e.g. data/brown/tokenizer");
+    throw DataError("tokenizer training: empty model prefix\n  fix: pass e.g. data/bigtxt/tokenizer");
   }
   const std::string inputs = checked_inputs(text_files);
   const fs::path dir = fs::path(model_prefix).parent_path();

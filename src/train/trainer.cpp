@@ -2,7 +2,7 @@
 
 #include "ffnshape/schedule/schedule.h"
 
-#include <spdlog/spdlog.h>
+#include "../common/log.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "ffnshape/compat.h"
 #include "ffnshape/params/count.h"
 #include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/device.h"
 #include "ffnshape/train/host_allocator.h"
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/lr_schedule.h"
@@ -59,6 +61,49 @@ double measure_peak_flops(torch::Device device, torch::ScalarType dtype) {
   return 2.0 * static_cast<double>(n) * n * n / best;
 }
 
+// The MFU denominator: train.peak_tflops when set, the published peak of a known GPU, else a
+// product timed now. Returns FLOP/s and where the figure came from.
+std::pair<double, std::string> peak_flops(const TrainConfig& tc, torch::Device device, torch::ScalarType dtype) {
+  if (tc.peak_tflops > 0) return {tc.peak_tflops * 1e12, "train.peak_tflops"};
+  if (device.is_cuda()) {
+    const auto name = device_name(device);
+    if (const auto published = published_peak_flops(name, tc.precision, tc.tf32 && dtype == torch::kFloat)) {
+      return {*published, "published peak of " + name};
+    }
+    log::warn("no published peak for '{}': MFU is against a timed product (set train.peak_tflops to fix it)", name);
+  }
+  return {measure_peak_flops(device, dtype), "timed " + std::string(torch::toString(dtype)) + " product"};
+}
+
+// Process-wide switches a run asks for: threads, TF32, deterministic kernels.
+void configure_backend(const TrainConfig& tc, torch::Device device) {
+  torch::set_num_threads(intra_op_threads(tc, device));
+  compat::set_cuda_tf32(tc.tf32);
+  if (tc.deterministic && device.is_cuda()) {
+    // cuBLAS is deterministic only with a fixed workspace, read when it starts.
+    setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  }
+  compat::set_deterministic(tc.deterministic);
+}
+
+// One step's micro-batches, on the device: on a GPU each (batch, seq + 1) block of windows is one
+// asynchronous copy from page-locked memory, split into inputs and targets there.
+std::vector<Batch> draw_step(TokenLoader& loader, int64_t micro_batches, torch::Device device) {
+  std::vector<Batch> micro;
+  for (int64_t i = 0; i < micro_batches; ++i) {
+    auto windows = loader.next_windows().to(device, /*non_blocking=*/true);
+    const auto seq = windows.size(1) - 1;
+    micro.emplace_back(windows.narrow(1, 0, seq), windows.narrow(1, 1, seq));
+  }
+  return micro;
+}
+
+std::string format_gb(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return text;
+}
+
 std::string format_eta(double seconds) {
   const auto s = static_cast<int64_t>(seconds);
   char text[32];
@@ -97,16 +142,6 @@ int intra_op_threads(const TrainConfig& config, torch::Device device) {
 }
 
 void request_stop() { g_stop.store(true); }
-
-torch::Device resolve_device(const std::string& name) {
-  if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-  if (name == "cpu") return torch::Device(torch::kCPU);
-  if (!torch::cuda::is_available()) {
-    throw ConfigError("train.device", "is '" + name + "' but this build or machine has no CUDA device",
-                      "use device: auto or cpu, or build against a CUDA libtorch");
-  }
-  return torch::Device(name);
-}
 
 std::vector<Batch> validation_set(const RunConfig& config, const std::string& val_pattern) {
   return validation_batches(val_pattern, config.train.seq_len, config.train.micro_batch, config.eval.batches,
@@ -159,12 +194,11 @@ double accumulate_gradients(nn::TransformerLM& model, const std::vector<std::pai
   return step_loss;
 }
 
-TrainResult train(const RunConfig& requested, const TrainOptions& options) {
-  RunConfig config = requested;
-  schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
-  const auto& tc = config.train;
+namespace {
+
+void check_run_config(const RunConfig& config, const TrainOptions& options) {
   if (config.data.train.empty()) {
-    throw ConfigError("data.train", "is not set", "point it at token shards, e.g. data/brown/train_*.bin");
+    throw ConfigError("data.train", "is not set", "point it at token shards, e.g. data/bigtxt/train_*.bin");
   }
   if (options.run_dir.empty()) throw ConfigError("--run-dir", "is empty", "give a directory for the run's outputs");
   if (!config.data.tokenizer.empty()) {
@@ -175,29 +209,85 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
                         "set model.vocab_size to at least " + std::to_string(vocab));
     }
   }
-  const auto device = resolve_device(tc.device);
-  torch::set_num_threads(intra_op_threads(tc, device));
-  keep_host_memory_mapped();
-  const fs::path run_dir(options.run_dir);
-  fs::create_directories(run_dir);
+}
 
-  // Resolve where to start before anything in the run directory is written.
-  std::optional<std::string> resume_from;
-  if (options.resume == "auto") {
-    resume_from = latest_checkpoint(options.run_dir);
-  } else if (options.resume == "never") {
+// Where a run starts, decided before anything in the run directory is written.
+std::optional<std::string> resume_point(const TrainOptions& options) {
+  if (options.resume == "auto") return latest_checkpoint(options.run_dir);
+  if (options.resume == "never") {
     if (latest_checkpoint(options.run_dir)) {
       throw ConfigError("--resume", "is 'never' but " + options.run_dir + " already holds checkpoints of a run",
                         "use --resume auto to continue it, or choose a new --run-dir (nothing was overwritten)");
     }
-  } else {
-    resume_from = options.resume;
+    return std::nullopt;
   }
+  return options.resume;
+}
+
+// The figures of a run that had already finished, from its summary.json (nothing is rewritten).
+TrainResult finished_run(const fs::path& run_dir, const TrainingState& state) {
+  TrainResult result;
+  result.already_complete = true;
+  result.steps_done = state.step;
+  result.tokens_seen = state.tokens_seen;
+  result.val_loss = result.val_ppl = std::nan("");
+  std::ifstream in(run_dir / "summary.json");
+  const auto summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (summary.is_discarded()) return result;
+  auto number = [&](const char* key) {
+    return summary.contains(key) && summary[key].is_number() ? summary[key].get<double>() : std::nan("");
+  };
+  result.final_loss = number("final_loss");
+  result.val_loss = number("val_loss");
+  result.val_ppl = number("val_ppl");
+  result.tokens_per_s = number("tokens_per_s");
+  result.peak_memory_bytes = summary.value("peak_memory_bytes", int64_t{0});
+  return result;
+}
+
+void write_summary(const fs::path& run_dir, const RunConfig& config, const TrainingState& state,
+                   const TrainResult& result, torch::Device device, double mfu) {
+  const auto counts = count_parameters(config.model);
+  const bool has_val = !config.data.val.empty();
+  const nlohmann::json summary = {
+      {"params", {{"total", counts.total()}, {"embedding", counts.embedding}, {"attention", counts.attention},
+                  {"ffn", counts.ffn}, {"norm", counts.norm}, {"head", counts.head},
+                  {"non_embedding", counts.non_embedding()}}},
+      {"steps", state.step},
+      {"complete", state.step == config.train.steps},
+      {"tokens_seen", state.tokens_seen},
+      {"final_loss", result.final_loss},
+      {"val_loss", has_val ? nlohmann::json(result.val_loss) : nlohmann::json()},
+      {"val_ppl", has_val ? nlohmann::json(result.val_ppl) : nlohmann::json()},
+      {"wall_time_s", state.elapsed_s},
+      {"tokens_per_s", result.tokens_per_s},
+      {"mfu", mfu},
+      {"peak_memory_bytes", result.peak_memory_bytes},
+      {"device", device.str()},
+      {"device_name", device_name(device)},
+      {"precision", to_string(config.train.precision)}};
+  std::ofstream(run_dir / "summary.json") << summary.dump(2) << "\n";
+}
+
+}  // namespace
+
+TrainResult train(const RunConfig& requested, const TrainOptions& options) {
+  RunConfig config = requested;
+  schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
+  const auto& tc = config.train;
+  check_run_config(config, options);
+  const auto device = resolve_device(tc.device);
+  configure_backend(tc, device);
+  keep_host_memory_mapped();
+  const fs::path run_dir(options.run_dir);
+  fs::create_directories(run_dir);
+  const auto resume_from = resume_point(options);
 
   torch::manual_seed(tc.seed);
   nn::TransformerLM model(config.model);
   model->to(device);
-  auto optimizer = make_optimizer(model, config.optimizer);
+  model->set_activation_checkpointing(tc.activation_checkpointing);
+  auto optimizer = make_optimizer(model, config.optimizer, device);
 
   LoaderOptions lo;
   lo.pattern = config.data.train;
@@ -205,6 +295,7 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   lo.batch = tc.micro_batch;
   lo.seed = tc.seed;
   lo.vocab_size = config.model.vocab_size;
+  lo.pin_memory = device.is_cuda();
   TokenLoader loader(lo);
   // Read once, before anything is written: a bad validation glob fails now, not at the first eval.
   const bool has_val = !config.data.val.empty();
@@ -214,7 +305,8 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   if (resume_from) {
     state = load_checkpoint(*resume_from, model, optimizer.get(), device);
     loader.set_state(state.loader);
-    if (!options.quiet) spdlog::info("resuming from {} (step {})", *resume_from, state.step);
+    if (state.step >= tc.steps && fs::exists(run_dir / "summary.json")) return finished_run(run_dir, state);
+    if (!options.quiet) log::info("resuming from {} (step {})", *resume_from, state.step);
   }
   {
     std::ofstream(run_dir / "config.yaml") << to_yaml(config);
@@ -230,11 +322,17 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
 
   const auto dtype = tc.precision == Precision::bf16 ? torch::kBFloat16 : torch::kFloat;
   const double flops_per_token = count_flops(config.model, tc.seq_len).training_per_token;
-  const double peak_flops = measure_peak_flops(device, dtype);
+  const auto [peak, peak_source] = peak_flops(tc, device, dtype);
+  if (!options.quiet) {
+    log::info("{} on {} ({}); MFU against {:.1f} TFLOP/s ({})", to_string(tc.precision), device.str(),
+              device_name(device), peak / 1e12, peak_source);
+  }
   const int64_t tokens_per_step = tc.micro_batch * tc.grad_accum * tc.seq_len;
+  reset_peak_memory(device);
 
   TrainResult result;
   result.val_loss = result.val_ppl = std::nan("");
+  double mfu = 0;
   auto save = [&] {
     state.loader = loader.state();
     save_checkpoint(checkpoint_dir(options.run_dir, state.step), model, *optimizer, state);
@@ -244,7 +342,7 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
     std::tie(result.val_loss, result.val_ppl) = evaluate(model, val_batches, device, tc.precision);
     metrics << nlohmann::json{{"step", state.step}, {"val_loss", result.val_loss}, {"val_ppl", result.val_ppl}}.dump()
             << std::endl;
-    if (!options.quiet) spdlog::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", state.step, result.val_loss, result.val_ppl);
+    if (!options.quiet) log::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", state.step, result.val_loss, result.val_ppl);
   };
 
   model->train();
@@ -257,8 +355,7 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
     set_learning_rate(*optimizer, lr);
     optimizer->zero_grad();
 
-    std::vector<std::pair<torch::Tensor, torch::Tensor>> micro;
-    for (int64_t i = 0; i < tc.grad_accum; ++i) micro.push_back(loader.next());
+    const auto micro = draw_step(loader, tc.grad_accum, device);
     const double step_loss = accumulate_gradients(model, micro, device, tc.precision);
     const double grad_norm =
         config.optimizer.clip > 0
@@ -280,16 +377,18 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
     if (state.step % config.log.every == 0 || state.step == tc.steps) {
       const double window_s = seconds_since(window_start);
       const double tokens_per_s = static_cast<double>(window_tokens) / window_s;
-      const double mfu = tokens_per_s * flops_per_token / peak_flops;
+      mfu = tokens_per_s * flops_per_token / peak;
       const double eta = static_cast<double>(tc.steps - state.step) * tokens_per_step / tokens_per_s;
+      const int64_t memory = peak_memory_bytes(device);
       metrics << nlohmann::json{{"step", state.step},   {"loss", step_loss},          {"lr", lr},
                                 {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
+                                {"peak_memory_bytes", memory},
                                 {"elapsed_s", elapsed_before + seconds_since(run_start)}}
                      .dump()
               << std::endl;
       if (!options.quiet) {
-        spdlog::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | MFU {:.1f}% | ETA {}", state.step, tc.steps,
-                     step_loss, lr, tokens_per_s, 100.0 * mfu, format_eta(eta));
+        log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | MFU {:.1f}% | mem {} | ETA {}", state.step,
+                  tc.steps, step_loss, lr, tokens_per_s, 100.0 * mfu, format_gb(memory), format_eta(eta));
       }
       window_start = Clock::now();
       window_tokens = 0;
@@ -299,7 +398,7 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
     if (has_val && config.eval.every > 0 && state.step % config.eval.every == 0 && !last) run_eval();
     if (g_stop.load() || (options.stop_at_step > 0 && state.step >= options.stop_at_step && !last)) {
       save();
-      if (!options.quiet) spdlog::warn("stopped at step {}; checkpoint saved, rerun with --resume auto", state.step);
+      if (!options.quiet) log::warn("stopped at step {}; checkpoint saved, rerun with --resume auto", state.step);
       result.interrupted = true;
       break;
     }
@@ -312,23 +411,8 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   result.steps_done = state.step;
   result.tokens_seen = state.tokens_seen;
   result.tokens_per_s = static_cast<double>(state.tokens_seen) / std::max(state.elapsed_s, 1e-9);
-
-  const auto counts = count_parameters(config.model);
-  const nlohmann::json summary = {
-      {"params", {{"total", counts.total()}, {"embedding", counts.embedding}, {"attention", counts.attention},
-                  {"ffn", counts.ffn}, {"norm", counts.norm}, {"head", counts.head},
-                  {"non_embedding", counts.non_embedding()}}},
-      {"steps", state.step},
-      {"complete", state.step == tc.steps},
-      {"tokens_seen", state.tokens_seen},
-      {"final_loss", result.final_loss},
-      {"val_loss", has_val ? nlohmann::json(result.val_loss) : nlohmann::json()},
-      {"val_ppl", has_val ? nlohmann::json(result.val_ppl) : nlohmann::json()},
-      {"wall_time_s", state.elapsed_s},
-      {"tokens_per_s", result.tokens_per_s},
-      {"device", device.str()},
-      {"precision", to_string(tc.precision)}};
-  std::ofstream(run_dir / "summary.json") << summary.dump(2) << "\n";
+  result.peak_memory_bytes = peak_memory_bytes(device);
+  write_summary(run_dir, config, state, result, device, mfu);
   return result;
 }
 

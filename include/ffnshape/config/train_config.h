@@ -17,6 +17,7 @@ struct DataConfig {
 
 enum class Precision { fp32, bf16 };
 enum class LrSchedule { cosine, linear, wsd, constant };
+enum class FusedOptimizer { automatic, on, off };  // automatic: fused on CUDA, per-tensor on the CPU
 
 struct TrainConfig {
   int64_t seq_len = 256;
@@ -27,6 +28,11 @@ struct TrainConfig {
   Precision precision = Precision::fp32;
   std::string device = "auto";  // auto | cpu | cuda | cuda:N
   int64_t threads = 0;          // torch intra-op threads; 0: automatic (see intra_op_threads)
+  bool tf32 = true;             // TF32 tensor cores for fp32 matrix products on CUDA
+  bool activation_checkpointing = false;  // recompute each block's activations in backward
+  bool deterministic = false;   // deterministic kernels only (an operator without one is an error)
+  double peak_tflops = 0;       // MFU denominator in TFLOP/s; 0: the published peak of a known GPU,
+                                // else a product timed at start-up
 };
 
 struct OptimizerConfig {
@@ -41,6 +47,7 @@ struct OptimizerConfig {
   double clip = 1.0;            // global gradient-norm clip; 0 disables
   bool decay_embeddings = false;
   bool decay_norms = false;
+  FusedOptimizer fused = FusedOptimizer::automatic;  // one fused AdamW kernel per step (key: auto|true|false)
 };
 
 struct EvalConfig {
@@ -67,5 +74,6 @@ LogConfig parse_log_config(YamlSection& section);
 
 const char* to_string(Precision precision);
 const char* to_string(LrSchedule schedule);
+const char* to_string(FusedOptimizer fused);
 
 }  // namespace ffnshape

@@ -29,6 +29,14 @@ class TransformerLMImpl : public torch::nn::Module {
   // projections when asked); norm weights are reset to one. Called by the constructor.
   void reset_parameters();
 
+  // Activation checkpointing: when on (and gradients are being recorded), each block keeps only its
+  // input during the forward pass and recomputes its activations in the backward pass, under the
+  // autocast state of the forward. Gradients reach the weights through the block's own backward
+  // (the reentrant scheme), so they appear in .grad after loss.backward(), not through
+  // torch::autograd::grad on the weights. The model has no dropout, so a recomputation is exact.
+  void set_activation_checkpointing(bool enabled) { activation_checkpointing_ = enabled; }
+  bool activation_checkpointing() const { return activation_checkpointing_; }
+
   int64_t num_parameters() const;
   const ModelConfig& config() const { return config_; }
 
@@ -39,6 +47,7 @@ class TransformerLMImpl : public torch::nn::Module {
 
  private:
   ModelConfig config_;
+  bool activation_checkpointing_ = false;
 };
 TORCH_MODULE(TransformerLM);
 

@@ -45,7 +45,7 @@ class Shard {
   mutable int64_t max_token_ = -1;
 };
 
-// Expands a glob ("data/brown/train_*.bin") to sorted paths; DataError if nothing matches.
+// Expands a glob ("data/bigtxt/train_*.bin") to sorted paths; DataError if nothing matches.
 std::vector<std::string> expand_glob(const std::string& pattern);
 
 struct LoaderOptions {
@@ -56,6 +56,7 @@ struct LoaderOptions {
   int64_t rank = 0, world = 1;
   bool sequential = false;    // walk windows in order instead of sampling
   int64_t vocab_size = 0;     // > 0: reject shards holding ids >= vocab_size (DataError)
+  bool pin_memory = false;    // batches in page-locked memory, for asynchronous copies to a GPU
 };
 
 // Everything needed to continue exactly where a loader stopped (saved in checkpoints).
@@ -77,6 +78,9 @@ class TokenLoader {
 
   // (x, y), each (batch, seq_len) int64 on the CPU.
   std::pair<torch::Tensor, torch::Tensor> next();
+  // The same draw as next() before the split: (batch, seq_len + 1) windows, one contiguous tensor (so
+  // a GPU gets it in one asynchronous copy); x = windows[:, :-1], y = windows[:, 1:].
+  torch::Tensor next_windows();
   LoaderState state() const;
   void set_state(const LoaderState& state);
 

@@ -9,6 +9,7 @@
 
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/nn/model.h"
+#include "ffnshape/train/device.h"
 
 namespace ffnshape {
 
@@ -23,10 +24,12 @@ struct TrainOptions {
 struct TrainResult {
   int64_t steps_done = 0;       // the step count reached (== train.steps unless stopped)
   bool interrupted = false;     // stopped by SIGINT / SIGTERM after checkpointing
+  bool already_complete = false;  // the run had finished before this call; figures from its summary
   double final_loss = 0;
   double val_loss = 0, val_ppl = 0;  // NaN without validation data
   double tokens_per_s = 0;
   int64_t tokens_seen = 0;
+  int64_t peak_memory_bytes = 0;  // GPU: caching allocator peak; CPU: peak resident set
   std::vector<double> losses;   // training loss of each step this process ran
 };
 
@@ -55,9 +58,6 @@ std::pair<double, double> evaluate(nn::TransformerLM& model, const std::vector<B
                                    Precision precision);
 std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& config, torch::Device device,
                                    const std::string& val_pattern);
-
-// Resolves train.device ("auto" picks CUDA when available) and checks it exists.
-torch::Device resolve_device(const std::string& name);
 
 // Torch's intra-op threads for a run: train.threads when set, else a policy that suits the BLAS in
 // use (one thread for fp32 on the CPU, where OpenBLAS threads the matrix products; all cores otherwise).
