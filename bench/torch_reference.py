@@ -7,20 +7,19 @@ Written from the equations of include/ffnshape/nn/*.h (not a port of the C++ cod
   RoPE         half-split ("rotate half") layout, cos/sin tables in fp32 cast to x's dtype
   attention    q/k/v/o without bias, optional QK-norm over the whole q / k projection before the
                head split, GQA by repeating kv heads, causal SDPA through the library operator
-               (F.scaled_dot_product_attention on 2.x, the private 1.13 form otherwise, as
-               ffnshape/compat.h does)
+               (F.scaled_dot_product_attention, as ffnshape/compat.h does)
   FFN stack    K residual SwiGLU sub-blocks, each with its own RMSNorm
   families     llama: h = x + Attn(N(x)),  r_k = r + down(silu(gate u) * up u), u = N_k(r)
                olmo2: h = x + N(Attn(x)),  r_k = r + N_k(down(silu(gate r) * up r))
   head         tied (linear with the embedding matrix) or untied; fp32 cross-entropy (+ z-loss)
 
 Training step as src/train/trainer.cpp: AdamW in two groups (matrices decayed; norms and the
-embedding not), forward under torch.autocast('cpu', bfloat16) for bf16, backward outside it,
+embedding not), forward under torch.autocast(device, bfloat16) for bf16, backward outside it,
 global grad-norm clip 1.0, optimizer step. Tokens are drawn from a seeded Zipf unigram
 distribution (learnable, so the loss visibly falls from log(vocab)); drawing them is not timed.
 
-Usage: /usr/bin/python3 bench/torch_reference.py --config configs/demo/conventional.yaml \
-           --batch 8 --seq-len 256 --steps 20 --warmup 3 --dtype fp32 --threads 2
+Usage: .venv/bin/python bench/torch_reference.py --config configs/demo/conventional.yaml \
+           --batch 8 --seq-len 256 --steps 20 --warmup 3 --dtype fp32 --threads 2 [--device cuda] [--compile]
 Prints one JSON line: {"tokens_per_s", "ms_per_step", "loss_first", "loss_last", ...}.
 """
 import argparse
@@ -134,12 +133,8 @@ class Rotary(nn.Module):
         return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
 
 
-if hasattr(F, "scaled_dot_product_attention"):
-    def causal_attention(q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-else:  # 1.13: private, pair-returning form (what compat.h calls through at::)
-    def causal_attention(q, k, v):
-        return F._scaled_dot_product_attention(q, k, v, None, 0.0, False, True)[0]
+def causal_attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
 class Attention(nn.Module):
@@ -263,6 +258,13 @@ def zipf_probs(vocab):
     return 1.0 / torch.arange(1, vocab + 1, dtype=torch.float64)
 
 
+def load_train_config(path):
+    """train.tf32 (default true, as include/ffnshape/config/train_config.h)."""
+    with open(path) as f:
+        t = (yaml.safe_load(f) or {}).get("train") or {}
+    return {"tf32": bool(t.get("tf32", True))}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True)
@@ -272,6 +274,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the model (compilation happens in the untimed warmup steps)")
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--breakdown", action="store_true",
@@ -280,34 +285,46 @@ def main():
 
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    cuda = device.type == "cuda"
+    if cuda:
+        # As the trainer: TF32 for fp32 products per train.tf32 (PyTorch's own default is off).
+        torch.backends.cuda.matmul.allow_tf32 = load_train_config(args.config)["tf32"]
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32
     cfg = load_model_config(args.config)
     torch.manual_seed(args.seed)
-    model = TransformerLM(cfg)
+    model = TransformerLM(cfg).to(device)
     model.train()
     oc = load_optimizer_config(args.config)
     clip = oc["clip"] if oc["clip"] > 0 else float("inf")
-    opt = make_optimizer(model, args.lr, oc)
+    opt = make_optimizer(model, args.lr, oc)  # PyTorch's default AdamW: for-each on CUDA, a loop on the CPU
+    step_model = torch.compile(model) if args.compile else model
     bf16 = args.dtype == "bf16"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
 
     gen = torch.Generator().manual_seed(args.seed + 1)
     probs = zipf_probs(cfg["vocab_size"])
 
+    def draw():
+        tokens = torch.multinomial(probs, args.batch * (args.seq_len + 1), replacement=True, generator=gen)
+        tokens = tokens.view(args.batch, args.seq_len + 1).to(device)
+        return tokens[:, :-1], tokens[:, 1:]
+
     losses, times = [], []
     for step in range(args.warmup + args.steps):
-        tokens = torch.multinomial(probs, args.batch * (args.seq_len + 1), replacement=True, generator=gen)
-        tokens = tokens.view(args.batch, args.seq_len + 1)
-        x, y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
-
+        x, y = draw()
+        sync()
         start = time.perf_counter()
         for g in opt.param_groups:
             g["lr"] = args.lr
-        opt.zero_grad(set_to_none=False)  # C++ Optimizer::zero_grad() of 1.13 zeroes in place
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss = model(x, y)
+        opt.zero_grad(set_to_none=False)  # as the C++ Optimizer::zero_grad() of the trainer
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = step_model(x, y)
         loss.backward()
         step_loss = loss.item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
+        sync()
         elapsed = time.perf_counter() - start
 
         losses.append(step_loss)
@@ -318,11 +335,10 @@ def main():
     if trace:  # chrome trace of a few steps, to compare operator times with the C++ side
         with torch.autograd.profiler.profile() as prof:
             for _ in range(3):
-                tokens = torch.multinomial(probs, args.batch * (args.seq_len + 1), replacement=True, generator=gen)
-                tokens = tokens.view(args.batch, args.seq_len + 1)
+                x, y = draw()
                 opt.zero_grad(set_to_none=False)
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                    loss = model(tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous())
+                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                    loss = step_model(x, y)
                 loss.backward()
                 opt.step()
         prof.export_chrome_trace(trace)
@@ -330,12 +346,12 @@ def main():
     breakdown = {}
     if args.breakdown:
         for step in range(args.steps):
-            tokens = torch.multinomial(probs, args.batch * (args.seq_len + 1), replacement=True, generator=gen)
-            tokens = tokens.view(args.batch, args.seq_len + 1)
-            x, y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+            x, y = draw()
+            sync()
             t = [time.perf_counter()]
 
             def lap(name):
+                sync()
                 now = time.perf_counter()
                 breakdown[name] = breakdown.get(name, 0.0) + 1000.0 * (now - t[0]) / args.steps
                 t[0] = now
@@ -343,8 +359,8 @@ def main():
                 g["lr"] = args.lr
             opt.zero_grad(set_to_none=False)
             lap("zero_grad")
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                loss = model(x, y)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                loss = step_model(x, y)
                 lap("forward")
             lap("autocast_exit")
             loss.backward()
@@ -358,12 +374,14 @@ def main():
     total = sum(times)
     tokens_per_step = args.batch * args.seq_len
     print(json.dumps({
-        "impl": "pytorch", "torch": torch.__version__, "config": args.config, "dtype": args.dtype,
+        "impl": "pytorch-compile" if args.compile else "pytorch", "torch": torch.__version__, "config": args.config,
+        "dtype": args.dtype, "device": torch.cuda.get_device_name(device) if cuda else "cpu",
         "threads": torch.get_num_threads(), "batch": args.batch, "seq_len": args.seq_len, "steps": args.steps,
         "params": sum(p.numel() for p in model.parameters()),
         "tokens_per_s": tokens_per_step * len(times) / total,
         "ms_per_step": 1000.0 * total / len(times),
         "loss_first": losses[0], "loss_last": losses[-1],
+        "peak_memory_bytes": torch.cuda.max_memory_allocated(device) if cuda else 0,
         **({"breakdown_ms": {k: round(v, 3) for k, v in sorted(breakdown.items())}} if args.breakdown else {}),
     }))
 

@@ -5,7 +5,11 @@
 // the same JSON output; bench/train_speed.sh runs the two side by side.
 //
 //   bench_train_speed --config configs/demo/conventional.yaml --batch 8 --seq-len 256 --steps 20 \
-//                     --warmup 3 --dtype fp32|bf16 --threads N [--lr 1e-3] [--seed 0] [--breakdown]
+//                     --warmup 3 --dtype fp32|bf16 --threads N [--device cpu|cuda] [--lr 1e-3] [--seed 0]
+//                     [--breakdown]
+//
+// On CUDA the step is the trainer's too: fused AdamW (optimizer.fused auto), TF32 per the config's
+// train.tf32; the JSON adds the peak of allocated device memory and the GPU's published peak FLOP/s.
 //
 // Tokens come from a seeded Zipf unigram distribution (learnable, so the loss falls from log(vocab));
 // drawing them is not timed. --breakdown then runs `steps` more steps with each phase timed
@@ -29,6 +33,7 @@
 #include "ffnshape/compat.h"
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/nn/model.h"
+#include "ffnshape/train/device.h"
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/trainer.h"
 
@@ -46,13 +51,15 @@ struct Args {
   uint64_t seed = 0;
   double lr = 1e-3;
   std::string dtype = "fp32";
+  std::string device = "cpu";
   bool breakdown = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "error: " << problem << "\n"
             << "usage: bench_train_speed --config FILE [--batch 8] [--seq-len 256] [--steps 20] [--warmup 3]\n"
-            << "                         [--dtype fp32|bf16] [--threads N] [--lr 1e-3] [--seed 0] [--breakdown]\n";
+            << "                         [--dtype fp32|bf16] [--threads N] [--device cpu|cuda] [--lr 1e-3] [--seed 0]\n"
+            << "                         [--breakdown]\n";
   std::exit(2);
 }
 
@@ -77,6 +84,7 @@ Args parse(int argc, char** argv) {
       else if (key == "--seed") a.seed = std::stoull(value);
       else if (key == "--lr") a.lr = std::stod(value);
       else if (key == "--dtype") a.dtype = value;
+      else if (key == "--device") a.device = value;
       else usage("unknown option " + key);
     } catch (const std::logic_error&) {
       usage("bad value for " + key + ": " + value);
@@ -106,20 +114,28 @@ int main(int argc, char** argv) {
   }
   const auto& mc = config.model;
   const auto precision = args.dtype == "bf16" ? ffnshape::Precision::bf16 : ffnshape::Precision::fp32;
-  const torch::Device device(torch::kCPU);
+  torch::Device device(torch::kCPU);
+  try {
+    device = ffnshape::resolve_device(args.device);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  ffnshape::compat::set_cuda_tf32(config.train.tf32);
 
   torch::manual_seed(args.seed);
   ffnshape::nn::TransformerLM model(mc);
   model->to(device);
   model->train();
-  auto optimizer = ffnshape::make_optimizer(model, config.optimizer);  // clip, betas, wd from the config
+  auto optimizer = ffnshape::make_optimizer(model, config.optimizer, device);  // clip, betas, wd, fused
 
   auto gen = at::make_generator<at::CPUGeneratorImpl>(args.seed + 1);
   const auto probs = 1.0 / torch::arange(1, mc.vocab_size + 1, torch::kDouble);
   auto next_batch = [&] {
     auto tokens = torch::multinomial(probs, args.batch * (args.seq_len + 1), /*replacement=*/true, gen)
                       .view({args.batch, args.seq_len + 1});
-    return std::make_pair(tokens.narrow(1, 0, args.seq_len).contiguous(), tokens.narrow(1, 1, args.seq_len).contiguous());
+    tokens = tokens.to(device);
+    return std::make_pair(tokens.narrow(1, 0, args.seq_len), tokens.narrow(1, 1, args.seq_len));
   };
   const double clip = config.optimizer.clip > 0 ? config.optimizer.clip : std::numeric_limits<double>::infinity();
 
@@ -135,6 +151,7 @@ int main(int argc, char** argv) {
     torch::nn::utils::clip_grad_norm_(model->parameters(), clip);
     optimizer->step();
     // ---
+    ffnshape::synchronize(device);
     const double ms = ms_since(start);
     losses.push_back(step_loss);
     if (step >= args.warmup) timed_ms += ms;
@@ -185,15 +202,18 @@ int main(int argc, char** argv) {
   }
 
   const double tokens_per_step = static_cast<double>(args.batch * args.seq_len);
+  const auto published = ffnshape::published_peak_flops(ffnshape::device_name(device), precision, config.train.tf32);
   std::printf(
       "{\"impl\": \"ffnshape\", \"torch\": \"%d.%d.%d\", \"config\": \"%s\", \"dtype\": \"%s\", \"threads\": %d, "
       "\"batch\": %lld, \"seq_len\": %lld, \"steps\": %lld, \"params\": %lld, \"tokens_per_s\": %.3f, "
-      "\"ms_per_step\": %.3f, \"loss_first\": %.6f, \"loss_last\": %.6f",
+      "\"ms_per_step\": %.3f, \"loss_first\": %.6f, \"loss_last\": %.6f, \"device\": \"%s\", "
+      "\"peak_memory_bytes\": %lld, \"published_peak_flops\": %.6g",
       TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR, TORCH_VERSION_PATCH, args.config.c_str(), args.dtype.c_str(),
       torch::get_num_threads(), static_cast<long long>(args.batch), static_cast<long long>(args.seq_len),
       static_cast<long long>(args.steps), static_cast<long long>(model->num_parameters()),
       tokens_per_step * static_cast<double>(args.steps) / (timed_ms / 1000.0), timed_ms / static_cast<double>(args.steps),
-      losses.front(), losses.back());
+      losses.front(), losses.back(), ffnshape::device_name(device).c_str(),
+      static_cast<long long>(ffnshape::peak_memory_bytes(device)), published.value_or(0.0));
   if (args.breakdown) {
     std::printf(", \"breakdown_ms\": {");
     bool first = true;

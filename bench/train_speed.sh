@@ -1,28 +1,32 @@
 #!/usr/bin/env bash
 # Side-by-side training-step throughput: ffnshape (bench_train_speed, the trainer's exact step) versus
-# the same model in Python PyTorch (bench/torch_reference.py), same steps, batch, sequence length,
-# dtype and thread count. Builds nothing: point $BENCH at a built bench_train_speed.
+# the same model in Python PyTorch of the same version as the LibTorch we build against
+# (bench/torch_reference.py, eager and torch.compile), same steps, batch, sequence length, dtype,
+# device and thread count. Builds nothing: point $BENCH at a built bench_train_speed.
 #
 #   BENCH=build/bench_train_speed bash bench/train_speed.sh [--batch 8] [--seq-len 256] [--steps 20]
 #       [--warmup 3] [--threads N] [--repeats 1] [--configs "a.yaml b.yaml"] [--dtypes "fp32 bf16"]
-#       [--out table.md]
+#       [--device cpu|cuda] [--no-compile] [--out table.md]
 #
 # Environment: BENCH (default build/bench_train_speed), FFNSHAPE_CLI (default: `ffnshape` next to
-# $BENCH, else build/ffnshape) for the training FLOPs per token, PYTHON (default /usr/bin/python3,
-# Debian's python3-torch; the first python3 on PATH may not have torch).
+# $BENCH, else build/ffnshape) for the training FLOPs per token, PYTHON (default the project's
+# .venv/bin/python, whose torch wheel is the LibTorch of the build).
 #
-# Each row runs C++ and Python alternately (--repeats times each, median reported). MFU = tokens/s x
-# flops_per_token_training / the matmul peak measured here (1024^3 matmul, same threads and dtype).
+# Each row runs C++, eager Python and compiled Python in turn (--repeats times each, median
+# reported; compilation happens in the untimed warmup). MFU = tokens/s x flops_per_token_training /
+# peak: on the CPU the matmul peak measured here (1024^3, same threads and dtype), on a GPU the
+# published dense peak of the device (bench_train_speed reports it; else the measured 8192^3 one).
+# bench/speed_table.py makes the table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BENCH=${BENCH:-build/bench_train_speed}
-PYTHON=${PYTHON:-/usr/bin/python3}
+PYTHON=${PYTHON:-.venv/bin/python}
 if [[ -z "${FFNSHAPE_CLI:-}" ]]; then
   FFNSHAPE_CLI="$(dirname "$BENCH")/ffnshape"
   [[ -x "$FFNSHAPE_CLI" ]] || FFNSHAPE_CLI=build/ffnshape
 fi
-batch=8 seq_len=256 steps=20 warmup=3 threads=$(nproc) repeats=1 out=""
+batch=8 seq_len=256 steps=20 warmup=3 threads=$(nproc) repeats=1 out="" device=cpu compile=1
 configs="configs/demo/conventional.yaml configs/demo/hourglass.yaml"
 dtypes="fp32 bf16"
 while [[ $# -gt 0 ]]; do
@@ -36,32 +40,38 @@ while [[ $# -gt 0 ]]; do
     --configs) configs=$2; shift 2 ;;
     --dtypes) dtypes=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --device) device=$2; shift 2 ;;
+    --no-compile) compile=0; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ -x "$BENCH" ]] || { echo "error: $BENCH is not an executable; build it (target bench_train_speed) or set BENCH" >&2; exit 2; }
 [[ -x "$FFNSHAPE_CLI" ]] || { echo "error: $FFNSHAPE_CLI not found; build ffnshape_cli or set FFNSHAPE_CLI" >&2; exit 2; }
 "$PYTHON" -c 'import torch, yaml' 2>/dev/null || {
-  echo "error: $PYTHON lacks torch or yaml: apt-get install -y python3-torch python3-yaml" >&2; exit 2; }
+  echo "error: $PYTHON lacks torch or yaml: run scripts/setup.sh (or set PYTHON)" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-common=(--batch "$batch" --seq-len "$seq_len" --steps "$steps" --warmup "$warmup" --threads "$threads")
+common=(--batch "$batch" --seq-len "$seq_len" --steps "$steps" --warmup "$warmup" --threads "$threads" --device "$device")
 
-echo "measuring matmul peak (1024^3, $threads threads) ..." >&2
-"$PYTHON" - "$threads" > "$work/peak.json" <<'EOF'
+echo "measuring matmul peak ($device, $threads threads) ..." >&2
+"$PYTHON" - "$threads" "$device" > "$work/peak.json" <<'EOF'
 import json, sys, time, torch
 torch.set_num_threads(int(sys.argv[1]))
-n, out = 1024, {}
+device = torch.device(sys.argv[2])
+n, out = (8192 if device.type == "cuda" else 1024), {}
+sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
 for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
-    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+    a, b = torch.randn(n, n, device=device).to(dtype), torch.randn(n, n, device=device).to(dtype)
     torch.mm(a, b)
     best = float("inf")
     for _ in range(5):  # best of 5 timings of 4 products: the least disturbed by other load
+        sync()
         t = time.perf_counter()
         for _ in range(4):
             torch.mm(a, b)
+        sync()
         best = min(best, (time.perf_counter() - t) / 4)
     out[name] = 2.0 * n ** 3 / best
 print(json.dumps(out))
@@ -74,47 +84,20 @@ for config in $configs; do
       tag="$(basename "$config" .yaml).$dtype.$r"
       echo "running $config $dtype ($r/$repeats): ffnshape ..." >&2
       "$BENCH" --config "$config" --dtype "$dtype" "${common[@]}" > "$work/$tag.cpp.json"
-      echo "running $config $dtype ($r/$repeats): pytorch ..." >&2
+      echo "running $config $dtype ($r/$repeats): pytorch eager ..." >&2
       "$PYTHON" bench/torch_reference.py --config "$config" --dtype "$dtype" "${common[@]}" > "$work/$tag.py.json"
+      if [[ $compile -eq 1 ]]; then
+        echo "running $config $dtype ($r/$repeats): pytorch torch.compile ..." >&2
+        "$PYTHON" bench/torch_reference.py --config "$config" --dtype "$dtype" "${common[@]}" --compile \
+          >"$work/$tag.pyc.json" 2>"$work/$tag.pyc.err" || {
+          echo "   torch.compile failed, column left empty: $(tail -n 1 "$work/$tag.pyc.err")" >&2
+          rm -f "$work/$tag.pyc.json"
+        }
+      fi
     done
   done
 done
 
-"$PYTHON" - "$work" "$out" "$batch" "$seq_len" "$steps" "$warmup" "$threads" "$repeats" "$configs" "$dtypes" <<'EOF'
-import json, os, statistics, sys
-work, out, batch, seq_len, steps, warmup, threads, repeats, configs, dtypes = sys.argv[1:]
-peak = json.load(open(os.path.join(work, "peak.json")))
-lines = [
-    f"batch {batch}, seq {seq_len}, {steps} timed steps after {warmup} warmup, {threads} threads, "
-    f"median of {repeats} alternating run(s) per side",
-    f"matmul peak (1024^3): fp32 {peak['fp32'] / 1e9:.1f} GFLOP/s, bf16 {peak['bf16'] / 1e9:.1f} GFLOP/s",
-    "",
-    "| config | dtype | ffnshape tok/s | pytorch tok/s | ratio | ffnshape MFU | pytorch MFU "
-    "| ffnshape loss first -> last | pytorch loss first -> last |",
-    "|---|---|---:|---:|---:|---:|---:|---|---|",
-]
-worst = None
-for config in configs.split():
-    name = os.path.basename(config)
-    params = json.load(open(os.path.join(work, name + ".params.json")))
-    if isinstance(params, list):
-        params = params[0]
-    fpt = float(params["flops_per_token_training"])
-    for dtype in dtypes.split():
-        runs = {side: [json.load(open(os.path.join(work, f"{name[:-5]}.{dtype}.{r}.{side}.json")))
-                       for r in range(1, int(repeats) + 1)] for side in ("cpp", "py")}
-        tps = {side: statistics.median(run["tokens_per_s"] for run in runs[side]) for side in runs}
-        loss = {side: f"{runs[side][0]['loss_first']:.3f} -> {runs[side][0]['loss_last']:.3f}" for side in runs}
-        mfu = {side: tps[side] * fpt / peak[dtype] for side in runs}
-        ratio = tps["cpp"] / tps["py"]
-        worst = ratio if worst is None else min(worst, ratio)
-        lines.append(f"| {name} | {dtype} | {tps['cpp']:.0f} | {tps['py']:.0f} | {ratio:.3f} | "
-                     f"{100 * mfu['cpp']:.1f}% | {100 * mfu['py']:.1f}% | {loss['cpp']} | {loss['py']} |")
-lines += ["", f"lowest ratio (ffnshape / pytorch): {worst:.3f} "
-              f"({'at least as fast in every row' if worst >= 1.0 else 'SLOWER in at least one row'})"]
-text = "\n".join(lines)
-print(text)
-if out:
-    with open(out, "w") as f:
-        f.write(text + "\n")
-EOF
+"$PYTHON" bench/speed_table.py "$work" --configs "$configs" --dtypes "$dtypes" --repeats "$repeats" \
+  --device "$device" --out "$out" \
+  --header "$device, batch $batch, seq $seq_len, $steps timed steps after $warmup warmup, $threads threads, median of $repeats run(s) per side"

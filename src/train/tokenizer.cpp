@@ -119,6 +119,7 @@ std::unordered_map<std::string, std::string> trainer_flags(const std::string& in
       {"eos_id", "2"},
       {"pad_id", "3"},
       {"minloglevel", "1"},              // warnings and errors only; the INFO log is thousands of lines
+      {"max_sentence_length", "65536"},  // a line is a paragraph in some corpora (default 4192 bytes)
   };
 }
 
