@@ -9,12 +9,15 @@
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/trainer.h"
+#include "quiet_training.h"
 #include "temp_dir.h"
 #include "tiny_corpus.h"
 
 using namespace ffnshape;
 
 namespace {
+
+using ffnshape::testing::quiet;
 
 #define REQUIRE_CUDA() \
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible"
@@ -33,14 +36,6 @@ log: {every: 1}
   config.data.train = dir.file("train_*.bin");
   config.train.device = device;
   return config;
-}
-
-TrainOptions quiet(const std::string& run_dir) {
-  TrainOptions o;
-  o.run_dir = run_dir;
-  o.quiet = true;
-  o.install_signal_handlers = false;
-  return o;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/trainer.h"
+#include "quiet_training.h"
 #include "temp_dir.h"
 #include "tiny_corpus.h"
 
@@ -25,6 +26,7 @@ namespace {
 
 using ffnshape::testing::TempDir;
 using ffnshape::testing::patterned_tokens;
+using ffnshape::testing::quiet;
 
 RunConfig tiny_run(const TempDir& dir) {
   write_shard(dir.file("train_0.bin"), patterned_tokens(20000, 1), 64);
@@ -41,14 +43,6 @@ log: {every: 1}
   config.data.train = dir.file("train_*.bin");
   config.data.val = dir.file("val_*.bin");
   return config;
-}
-
-TrainOptions quiet(const std::string& run_dir) {
-  TrainOptions o;
-  o.run_dir = run_dir;
-  o.quiet = true;
-  o.install_signal_handlers = false;
-  return o;
 }
 
 }  // namespace
