@@ -41,7 +41,7 @@ TEST(Geometry, SphericalIsTheAngleAndIgnoresScale) {
   const auto x = at_angles({0.0, M_PI / 2, M_PI, M_PI / 3}, 7.0);
   const auto d = pairwise_distances(x, {Geometry::spherical});
   EXPECT_NEAR(d[0][1].item<double>(), M_PI / 2, 1e-12);
-  EXPECT_NEAR(d[0][2].item<double>(), M_PI, 1e-7);
+  EXPECT_NEAR(d[0][2].item<double>(), M_PI, 1e-15);
   EXPECT_NEAR(d[0][3].item<double>(), M_PI / 3, 1e-12);
   EXPECT_NEAR(d[1][3].item<double>(), M_PI / 6, 1e-12);
   EXPECT_TRUE(torch::allclose(d, pairwise_distances(at_angles({0.0, M_PI / 2, M_PI, M_PI / 3}, 0.01),
@@ -66,6 +66,38 @@ TEST(Geometry, HyperbolicFollowsThePoincareFormula) {
   const auto sph = pairs(pairwise_distances(x, {Geometry::spherical}));
   const auto hyp = pairs(pairwise_distances(x, {Geometry::hyperbolic, 0.5}));
   EXPECT_TRUE(torch::equal(sph.argsort(), hyp.argsort()));
+}
+
+TEST(Geometry, TinyAndNearlyAntipodalAnglesKeepTheirDigits) {
+  // (1, 0) against (cos t, sin t): cos t rounds to 1 (or -1) for t = 1e-9, so a dot product says 0 (or pi);
+  // the angle between the stored vectors is t (pi - t) to within 1e-24.
+  for (double t : {1e-9, 1e-6, 1e-3}) {
+    const auto x = at_angles({0.0, t, M_PI - t}, 3.0);
+    const auto d = pairwise_distances(x, {Geometry::spherical});
+    EXPECT_NEAR(d[0][1].item<double>(), t, 1e-15 * t) << t;
+    EXPECT_NEAR(d[0][2].item<double>(), M_PI - t, 1e-15) << t;
+    EXPECT_NEAR(paired_distances(x.narrow(0, 0, 1), x.narrow(0, 1, 1), {Geometry::spherical}).item<double>(), t, 1e-15 * t);
+    // Hyperbolic at radius r: chord 2 sin(t / 2), d = 2 asinh(r chord / (1 - r^2)) ~ 2 r t / (1 - r^2).
+    const double r = 0.8, expected = 2 * std::asinh(r * 2 * std::sin(t / 2) / (1 - r * r));
+    EXPECT_NEAR(pairwise_distances(x, {Geometry::hyperbolic, r})[0][1].item<double>(), expected, 1e-15 * expected) << t;
+  }
+}
+
+TEST(Geometry, MatricesAreExactlySymmetricWithAZeroDiagonal) {
+  // Repeated points and a cloud 1e6 times its spread from the origin: copies exactly 0 apart, every
+  // matrix equal to its transpose bit for bit, and raw distances as from the differences.
+  torch::manual_seed(4);
+  const auto base = torch::randn({40, 6}, torch::kDouble);
+  const auto cloud = torch::cat({base, base.slice(0, 0, 20)}) + 1e6 * torch::ones({1, 6}, torch::kDouble);
+  for (auto g : {Geometry::raw, Geometry::spherical, Geometry::hyperbolic}) {
+    const auto d = pairwise_distances(cloud, {g});
+    EXPECT_TRUE(torch::equal(d, d.t())) << to_string(g);
+    EXPECT_TRUE(torch::equal(d.diagonal(), torch::zeros({60}, torch::kDouble))) << to_string(g);
+    EXPECT_EQ(d[3][43].item<double>(), 0.0) << to_string(g);  // point 43 is a copy of point 3
+  }
+  const auto raw = pairwise_distances(cloud);
+  const auto centred = base.unsqueeze(1) - base.unsqueeze(0);
+  EXPECT_TRUE(torch::allclose(raw.slice(0, 0, 40).slice(1, 0, 40), centred.norm(2, -1), 1e-9, 0.0));
 }
 
 TEST(Geometry, ShiftOfKnownDisplacements) {

@@ -30,14 +30,30 @@ torch::Tensor unit_rows(const torch::Tensor& x, const char* what) {
   return x / norms;
 }
 
-// Angular distance from cosines, clamped against rounding just outside [-1, 1].
-torch::Tensor angle_from_cosines(const torch::Tensor& cosines) { return torch::acos(cosines.clamp(-1.0, 1.0)); }
+// Euclidean distances between the rows of a and b from their differences (never the Gram form
+// |a|^2 + |b|^2 - 2<a, b>, whose cancellation leaves about 1e-8 of the norms near zero and loses the
+// offset of a cloud far from the origin). Each pair is summed in the same order either way round.
+torch::Tensor chords(const torch::Tensor& a, const torch::Tensor& b) {
+  return torch::cdist(a, b, 2.0, /*compute_mode=donot_use_mm_for_euclid_dist=*/2);
+}
 
-// Poincare-ball distance of points at radius r from the squared chord between their directions.
-torch::Tensor hyperbolic_from_chord2(const torch::Tensor& unit_chord2, double r) {
+// A distance matrix exactly symmetric with an exact zero diagonal: the upper triangle mirrored.
+torch::Tensor mirrored(const torch::Tensor& d) {
+  const auto upper = torch::triu(d, 1);
+  return upper + upper.t();
+}
+
+// The angle between unit vectors from the chords |u - v| and |u + v| (Kahan): accurate at every angle,
+// where arccos(<u, v>) loses half the digits near 0 and pi.
+torch::Tensor angle_from_chords(const torch::Tensor& minus, const torch::Tensor& plus) {
+  return 2.0 * torch::atan2(minus, plus);
+}
+
+// Poincare-ball distance of points at radius r from the chord c = |u - v| between their directions:
+// arcosh(1 + 2 r^2 c^2 / (1 - r^2)^2) = 2 asinh(r c / (1 - r^2)), the form without cancellation near 0.
+torch::Tensor hyperbolic_from_chord(const torch::Tensor& unit_chord, double r) {
   if (!(r > 0 && r < 1)) throw std::invalid_argument("the hyperbolic radius must be in (0, 1), but is " + std::to_string(r));
-  const double scale = 2.0 * r * r / ((1.0 - r * r) * (1.0 - r * r));
-  return torch::acosh(1.0 + scale * unit_chord2.clamp_min(0.0));
+  return 2.0 * torch::asinh(unit_chord * (r / (1.0 - r * r)));
 }
 
 }  // namespace
@@ -55,18 +71,11 @@ const char* to_string(Geometry g) {
 
 torch::Tensor pairwise_distances(const torch::Tensor& cloud, const GeometryOptions& options) {
   const auto x = checked_cloud(cloud, "the cloud", 1);
-  if (options.geometry == Geometry::raw) {
-    // |a - b|^2 = |a|^2 + |b|^2 - 2 <a, b>, clamped against cancellation, with an exact zero diagonal.
-    const auto sq = x.pow(2).sum(1);
-    auto d2 = (sq.unsqueeze(1) + sq.unsqueeze(0) - 2.0 * torch::mm(x, x.t())).clamp_min(0.0);
-    d2.fill_diagonal_(0.0);
-    return d2.sqrt();
-  }
+  if (options.geometry == Geometry::raw) return mirrored(chords(x, x));
   const auto u = unit_rows(x, "the cloud");
-  auto cosines = torch::mm(u, u.t());
-  cosines.fill_diagonal_(1.0);
-  if (options.geometry == Geometry::spherical) return angle_from_cosines(cosines);
-  return hyperbolic_from_chord2(2.0 - 2.0 * cosines, options.radius);
+  const auto minus = chords(u, u);
+  if (options.geometry == Geometry::hyperbolic) return mirrored(hyperbolic_from_chord(minus, options.radius));
+  return mirrored(angle_from_chords(minus, chords(u, -u)));
 }
 
 torch::Tensor paired_distances(const torch::Tensor& x_in, const torch::Tensor& y_in, const GeometryOptions& options) {
@@ -78,9 +87,10 @@ torch::Tensor paired_distances(const torch::Tensor& x_in, const torch::Tensor& y
                                 std::to_string(y.size(1)));
   }
   if (options.geometry == Geometry::raw) return (x - y).norm(2, 1);
-  const auto cosines = (unit_rows(x, "the first cloud") * unit_rows(y, "the second cloud")).sum(1);
-  if (options.geometry == Geometry::spherical) return angle_from_cosines(cosines);
-  return hyperbolic_from_chord2(2.0 - 2.0 * cosines, options.radius);
+  const auto u = unit_rows(x, "the first cloud"), v = unit_rows(y, "the second cloud");
+  const auto minus = (u - v).norm(2, 1);
+  if (options.geometry == Geometry::hyperbolic) return hyperbolic_from_chord(minus, options.radius);
+  return angle_from_chords(minus, (u + v).norm(2, 1));
 }
 
 double shift(const torch::Tensor& x, const torch::Tensor& y, const GeometryOptions& options) {
@@ -95,8 +105,8 @@ double twonn_dimension(const torch::Tensor& distances) {
   if (n < 3) throw std::invalid_argument("TwoNN needs at least 3 points, but has " + std::to_string(n));
   auto d = distances.to(torch::kCPU, torch::kDouble);
   // Coincident points (repeated tokens give repeated states) count once, as Facco et al. advise:
-  // a copy has no nearest-neighbour distance to measure. Rounding leaves copies a tiny distance
-  // apart (acos near 1 is steep), so "coincident" means within 1e-7 of the cloud's diameter.
+  // a copy has no nearest-neighbour distance to measure. pairwise_distances puts copies exactly 0
+  // apart; a matrix made otherwise may not, so "coincident" means within 1e-7 of the cloud's diameter.
   const double tiny = 1e-7 * d.max().item<double>();
   const auto copy_of_earlier = torch::tril(d <= tiny, -1).any(1);
   if (copy_of_earlier.any().item<bool>()) {

@@ -9,6 +9,12 @@
 //               a monotone, nonlinear re-weighting of the angular distance. r is not published:
 //               the default 0.8 is this project's choice.
 //
+// Every distance is computed from differences of the points, in forms accurate at all scales: raw
+// |x - y|; spherical 2 atan2(|u - v|, |u + v|) (arccos of a dot product loses half the digits near 0
+// and pi); hyperbolic 2 asinh(r |u - v| / (1 - r^2)), the arcosh above without its cancellation near 0.
+// So repeated points are exactly 0 apart, a cloud far from the origin keeps its digits, and a pairwise
+// matrix is exactly symmetric with an exact zero diagonal (what persistence and Gromov-Wasserstein check).
+//
 // Clouds are (N, D) tensors of any floating dtype; computation is in float64. Bad input (not 2-D,
 // too few points, non-finite or zero-length states where normalisation needs a direction) throws
 // std::invalid_argument saying what is wrong.
