@@ -69,8 +69,9 @@ double quadratic_step(double a, double b, double c) {
   return c > a + b + c ? 1.0 : 0.0;
 }
 
-// Conditional gradient as POT's ot.optim.cg called by gromov_wasserstein2 (armijo=False).
-double solve_conditional_gradient(const SquareLoss& sq, int max_iter, double tolerance) {
+// Conditional gradient as POT's ot.optim.cg called by gromov_wasserstein2 (armijo=False); `tie_seed`
+// chooses among the optimal first vertices when the row sums tie (0: index order).
+double solve_conditional_gradient(const SquareLoss& sq, int max_iter, double tolerance, uint64_t tie_seed) {
   const int64_t n = sq.c1.size(0), m = sq.c2.size(0);
   Tensor g = sq.independent();
   Tensor a = sq.product(g);  // C1 G C2, carried along the line searches
@@ -84,7 +85,7 @@ double solve_conditional_gradient(const SquareLoss& sq, int max_iter, double tol
     // the general solver, for which this nearly degenerate cost is the hardest of the run.
     // Later steps: shortest augmenting paths for N == M (an assignment problem); for N != M the transport
     // simplex, warm-started from the previous step's optimal basis.
-    const auto plan = it == 1  ? detail::comonotone_transport(row_sums(sq.c1), row_sums(sq.c2), &basis)
+    const auto plan = it == 1  ? detail::comonotone_transport(row_sums(sq.c1), row_sums(sq.c2), &basis, tie_seed)
                       : n == m ? detail::uniform_transport(gradient.data_ptr<double>(), n, m)
                                : detail::uniform_transport_simplex(gradient.data_ptr<double>(), n, m, basis);
     const Tensor vertex = torch::from_blob(const_cast<double*>(plan.mass.data()), {n, m}, torch::kDouble);
@@ -103,6 +104,31 @@ double solve_conditional_gradient(const SquareLoss& sq, int max_iter, double tol
     if (change / std::abs(f) < tolerance || change < tolerance) break;
   }
   return sq.loss(g, sq.product(g));
+}
+
+// True when tied row sums of `c` belong to points that are not copies of one another (rows that differ):
+// then the first step's optimal vertices are not all equivalent. Ties among copies change nothing, since
+// exchanging two copies is an isometry.
+bool has_distinct_ties(const Tensor& c) {
+  const auto sums = row_sums(c);
+  const auto order = detail::decreasing_order(sums);
+  for (const auto& [begin, end] : detail::tie_groups(sums, order)) {
+    const auto first = c[order[begin]];
+    for (size_t k = begin + 1; k < end; ++k) {
+      if (!torch::equal(c[order[k]], first)) return true;
+    }
+  }
+  return false;
+}
+
+// The lowest value over the first-step tie-breaks: index order, then tie_starts - 1 seeded shuffles.
+double solve_conditional_gradient_over_ties(const SquareLoss& sq, int max_iter, double tolerance, int tie_starts) {
+  double best = solve_conditional_gradient(sq, max_iter, tolerance, 0);
+  if (tie_starts <= 1 || !(has_distinct_ties(sq.c1) || has_distinct_ties(sq.c2))) return best;
+  for (int start = 1; start < tie_starts; ++start) {
+    best = std::min(best, solve_conditional_gradient(sq, max_iter, tolerance, static_cast<uint64_t>(start)));
+  }
+  return best;
 }
 
 // POT's sinkhorn_knopp with its defaults (1000 iterations, marginal error 1e-9 checked every 10th).
@@ -167,6 +193,9 @@ const char* to_string(GwSolver solver) { return solver == GwSolver::conditional_
 
 double gromov_wasserstein(const torch::Tensor& dx, const torch::Tensor& dy, const GwOptions& options) {
   torch::NoGradGuard no_grad;
+  if (options.tie_starts < 1) {
+    throw std::invalid_argument("Gromov-Wasserstein tie_starts must be >= 1, but is " + std::to_string(options.tie_starts));
+  }
   if (options.max_iter < 0) {
     throw std::invalid_argument("Gromov-Wasserstein max_iter must be >= 0 (0: the solver's default), but is " +
                                 std::to_string(options.max_iter));
@@ -180,10 +209,20 @@ double gromov_wasserstein(const torch::Tensor& dx, const torch::Tensor& dy, cons
     throw std::invalid_argument("entropic Gromov-Wasserstein needs epsilon > 0, but it is " +
                                 std::to_string(options.epsilon));
   }
-  const SquareLoss sq(checked_distances(dx, "the first distance matrix"),
-                      checked_distances(dy, "the second distance matrix"));
-  if (entropic) return solve_entropic(sq, options.epsilon, options.max_iter > 0 ? options.max_iter : 1000, options.tolerance);
-  return solve_conditional_gradient(sq, options.max_iter > 0 ? options.max_iter : 200, options.tolerance);
+  auto c1 = checked_distances(dx, "the first distance matrix"), c2 = checked_distances(dy, "the second distance matrix");
+  if (entropic) {
+    return solve_entropic(SquareLoss(c1, c2), options.epsilon, options.max_iter > 0 ? options.max_iter : 1000,
+                          options.tolerance);
+  }
+  // GW is homogeneous of degree 2: solving at unit scale gives the absolute stopping threshold the same
+  // meaning at every scale (far below 1 it would stop after one step).
+  const double scale = std::max(c1.abs().max().item<double>(), c2.abs().max().item<double>());
+  if (scale == 0) return 0.0;
+  const SquareLoss sq(c1 / scale, c2 / scale);
+  // The loss is a sum of squares; a rounding-level negative value (isometric clouds) is reported as 0.
+  const double value = solve_conditional_gradient_over_ties(sq, options.max_iter > 0 ? options.max_iter : 200,
+                                                            options.tolerance, options.tie_starts);
+  return scale * scale * std::max(0.0, value);
 }
 
 }  // namespace ffnshape::geometry

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -196,16 +197,38 @@ TransportPlan plan_of(const TransportBasis& basis, const double* cost, int64_t n
 
 }  // namespace
 
-TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y, TransportBasis* basis) {
+std::vector<int64_t> decreasing_order(const std::vector<double>& values, uint64_t tie_seed) {
+  std::vector<int64_t> order(values.size());
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return values[a] > values[b]; });
+  if (tie_seed == 0) return order;
+  std::mt19937_64 random(tie_seed);
+  for (const auto& [begin, end] : tie_groups(values, order)) {
+    std::shuffle(order.begin() + begin, order.begin() + end, random);
+  }
+  return order;
+}
+
+std::vector<std::pair<size_t, size_t>> tie_groups(const std::vector<double>& values, const std::vector<int64_t>& order) {
+  double largest = 0;
+  for (double v : values) largest = std::max(largest, std::abs(v));
+  const double tolerance = 1e-12 * largest;  // sums of the same terms in another order differ by rounding only
+  std::vector<std::pair<size_t, size_t>> groups;
+  for (size_t begin = 0; begin < order.size();) {
+    size_t end = begin + 1;
+    while (end < order.size() && values[order[end - 1]] - values[order[end]] <= tolerance) ++end;
+    if (end - begin > 1) groups.emplace_back(begin, end);
+    begin = end;
+  }
+  return groups;
+}
+
+TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y, TransportBasis* basis,
+                                   uint64_t tie_seed) {
   const auto n = static_cast<int64_t>(x.size()), m = static_cast<int64_t>(y.size());
   if (n < 1 || m < 1) throw std::invalid_argument("optimal transport needs at least one row and one column");
-  auto decreasing = [](const std::vector<double>& values) {
-    std::vector<int64_t> order(values.size());
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return values[a] > values[b]; });
-    return order;
-  };
-  auto corner = northwest_corner(decreasing(x), decreasing(y));
+  // Distinct seeds for the two sides, so equal tie groups are not shuffled alike.
+  auto corner = northwest_corner(decreasing_order(x, tie_seed), decreasing_order(y, tie_seed ? tie_seed + 1 : 0));
   auto plan = plan_of(corner, nullptr, n, m);
   if (basis) *basis = std::move(corner);
   return plan;

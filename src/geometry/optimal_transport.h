@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace ffnshape::geometry::detail {
@@ -40,8 +41,17 @@ struct TransportBasis {
 // the rows in decreasing order of x with the columns in decreasing order of y (north-west corner rule on
 // the sorted orders; optimal for every submodular cost, rearrangement inequality). O(n log n + m log m).
 // cost is not returned (0). When basis is given, it receives the coupling as a basic solution.
+// Ties (values within rounding of each other, see tie_groups) leave several optimal couplings: tie_seed 0
+// keeps tied entries in index order; another seed shuffles each tied group with that seed.
 TransportPlan comonotone_transport(const std::vector<double>& x, const std::vector<double>& y,
-                                   TransportBasis* basis = nullptr);
+                                   TransportBasis* basis = nullptr, uint64_t tie_seed = 0);
+
+// `values` in decreasing order (ties in index order, or shuffled by tie_seed != 0).
+std::vector<int64_t> decreasing_order(const std::vector<double>& values, uint64_t tie_seed = 0);
+
+// The runs of `order` (a decreasing order of values) whose values are equal to within 1e-12 of the largest
+// magnitude: [begin, end) positions in `order`, only runs of two or more.
+std::vector<std::pair<size_t, size_t>> tie_groups(const std::vector<double>& values, const std::vector<int64_t>& order);
 
 // The same optimum as uniform_transport by the transportation (network) simplex method, as POT's ot.emd:
 // potentials from the spanning tree, block-search pricing, pivots along the tree cycle. Starts from

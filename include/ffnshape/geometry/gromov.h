@@ -13,7 +13,17 @@
 //             then shortest augmenting paths for N == M, a warm-started transport simplex for N != M) and
 //             followed by the exact line search of the quadratic; stops when the loss changes by less than `tolerance` in relative or
 //             absolute terms, or after max_iter steps (POT: 200, 1e-9). Its coupling is sparse, its value
-//             is the plain GW loss. The default and the fast one.
+//             is the plain GW loss. The default and the fast one. It works on both matrices divided by
+//             their largest entry and scales the value back (GW is homogeneous of degree 2), so the
+//             absolute threshold means the same at every scale; at unit scale that is POT's computation.
+//
+//             Ties: when distinct points of a cloud have equal distance sums (grids, regular polygons,
+//             cubes: clouds with symmetries), the first linearised step has several optimal vertices,
+//             and which one is taken decides the local optimum reached; POT's network simplex takes one
+//             (so "POT's value" is one of several local optima), ours another. The cg value is then the
+//             lowest over `tie_starts` tie-breaks (index order first, then seeded shuffles of each tied
+//             group): at or below POT's value on the symmetric clouds of the tests. Ties among exact
+//             copies (repeated points) change nothing and cost no extra starts.
 //   entropic  projected gradient with Sinkhorn projections (Peyre, Cuturi, Solomon 2016): each step is the
 //             entropic transport plan for the current gradient at regularisation epsilon (Sinkhorn scaling,
 //             1000 iterations, marginal error 1e-9, as POT). Stops when the plan moves by less than
@@ -49,6 +59,7 @@ struct GwOptions {
   double epsilon = 5e-3;    // entropic only: regularisation, absolute (squared-distance units); see above
   int max_iter = 0;         // outer iterations; 0 = POT's default for the solver: 200 (cg), 1000 (entropic)
   double tolerance = 1e-9;  // POT's default for both: cg relative/absolute loss change, entropic plan change
+  int tie_starts = 16;      // cg only: first-step tie-breaks tried when distinct points tie (see above); 1 = one
 };
 
 // Gromov-Wasserstein discrepancy between (N, N) and (M, M) symmetric distance matrices with uniform weights
