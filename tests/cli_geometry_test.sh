@@ -27,6 +27,7 @@ t = rng.uniform(0, 2 * np.pi, 60)
 circle = np.c_[np.cos(t), np.sin(t), np.zeros(60)] + 0.05 * rng.normal(size=(60, 3))
 moved = circle + 0.1 * rng.normal(size=circle.shape)
 blob = rng.normal(size=(80, 5))
+hard = rng.normal(size=(300, 64))  # Gaussian noise in 64-D: persistence under angular distances is very costly
 def write(name, rows, preamble=""):
     with open(f"{d}/{name}.csv", "w") as f:
         f.write(preamble + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in rows))
@@ -34,6 +35,7 @@ write("circle", circle, "# a noisy circle in 3-D\n\n")
 write("circle_plain", circle)
 write("moved", moved)
 write("blob", blob)
+write("hard", hard)
 u = blob / np.linalg.norm(blob, axis=1, keepdims=True)
 angles = np.arccos(np.clip(u @ u.T, -1, 1))
 write("blob_spherical_lower", [angles[i, :i] for i in range(1, len(angles))])
@@ -65,6 +67,7 @@ run_json gw_sph "gw spherical" gw "$tmp/circle.csv" "$tmp/blob.csv" --geometry s
 run_json gw_hyp "gw hyperbolic" gw "$tmp/blob.csv" "$tmp/circle.csv" --geometry hyperbolic --radius 0.7
 run_json gw_ent "gw entropic" gw "$tmp/circle.csv" "$tmp/moved.csv" --solver entropic --epsilon 0.1
 run_json topo "topo hyperbolic" topo "$tmp/circle.csv" "$tmp/blob.csv" --geometry hyperbolic
+run_json topo_l2 "topo hyperbolic L2" topo "$tmp/circle.csv" "$tmp/blob.csv" --geometry hyperbolic --topo-norm l2
 run_json shift_raw "shift raw" shift "$tmp/circle.csv" "$tmp/moved.csv"
 run_json shift_sph "shift spherical" shift "$tmp/circle.csv" "$tmp/moved.csv" --geometry spherical
 
@@ -151,6 +154,9 @@ if ot and gudhi:
     a, b, jp = h1("circle"), h1("blob"), ours("topo")
     check((jp["a"]["h1_pairs"], jp["b"]["h1_pairs"]) == (len(a), len(b)), f"topo pair counts {jp}, GUDHI {len(a)}, {len(b)}")
     close(jp["topo"], gudhi.wasserstein.wasserstein_distance(a, b, order=2, internal_p=np.inf), 1e-6, "topo vs GUDHI")
+    j2 = ours("topo_l2")
+    check((jp["internal_norm"], j2["internal_norm"]) == ("L-infinity", "L2"), f"topo norms {jp}, {j2}")
+    close(j2["topo"], gudhi.wasserstein.wasserstein_distance(a, b, order=2, internal_p=2), 1e-6, "topo L2 vs GUDHI")
 
 x, y = cloud("circle"), cloud("moved")
 close(ours("shift_raw")["shift"], np.linalg.norm(x - y, axis=1).mean(), 1e-9, "shift raw vs numpy")
@@ -172,6 +178,14 @@ contains "60 points in 3 dimensions" "$out" "ph table"
 contains "inf" "$out" "ph table shows the loop that never dies"
 expect 0 "gw line" -- "$FFNSHAPE" geometry gw "$tmp/circle.csv" "$tmp/blob.csv"
 contains "Gromov-Wasserstein" "$out" "gw line"
+
+# A hard cloud stops at its persistence budget with a message saying what to change (exit 1).
+expect 1 "ph past its memory budget" -- "$FFNSHAPE" geometry ph "$tmp/hard.csv" --geometry spherical --ph-memory 0.004
+contains "300 points stopped at its memory budget" "$err" "memory budget message"
+contains "use fewer points, a threshold" "$err" "memory budget advice"
+expect 1 "topo past its time budget" -- "$FFNSHAPE" geometry topo "$tmp/hard.csv" "$tmp/blob.csv" --geometry spherical \
+  --ph-seconds 0.01
+contains "stopped at its time budget" "$err" "time budget message"
 
 # Bad input: exit 2, the file and line named, no stack trace.
 printf '1,2,3\n4,5,6\n7,abc,9\n' >"$tmp/word.csv"

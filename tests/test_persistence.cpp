@@ -179,6 +179,25 @@ struct CloudCase {
 const std::vector<CloudCase> kClouds = {{30, 2, 1}, {60, 2, 2}, {40, 3, 3}, {100, 3, 4},
                                         {80, 8, 5}, {150, 8, 6}, {120, 32, 7}, {150, 64, 8}};
 
+// A hard cloud: Gaussian noise in 64-D under angular distances, where the full filtration reaches almost
+// every triangle and the reduction grows without a useful bound (a 1000-point one ran for more than 20
+// minutes). Small budgets must stop it with a message that says what to change.
+torch::Tensor hard_cloud_distances(int64_t n) {
+  torch::manual_seed(64);
+  const auto u = torch::nn::functional::normalize(torch::randn({n, 64}, torch::kDouble),
+                                                  torch::nn::functional::NormalizeFuncOptions().dim(1));
+  return 2.0 * torch::asin((u.unsqueeze(1) - u.unsqueeze(0)).norm(2, -1).clamp_max(2.0) / 2.0);
+}
+
+std::string budget_message(const torch::Tensor& d, const PersistenceBudget& budget) {
+  try {
+    rips_h1(d, kInf, budget);
+  } catch (const PersistenceBudgetExceeded& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST(Persistence, CircleHasOneBarFromNeighbourChordToTheThirdChord) {
@@ -317,6 +336,24 @@ TEST(Persistence, RejectsBadInput) {
   expect_message([] { rips_h1(torch::zeros({4, 4}, torch::kLong)); }, "floating");
 }
 
+TEST(Persistence, BudgetStopsAHardCloudWithAMessage) {
+  const auto d = hard_cloud_distances(400);
+  const auto memory = budget_message(d, {16.0 * 1024 * 1024, 0.0});  // 16 MiB, no time limit
+  EXPECT_NE(memory.find("400 points stopped at its memory budget (0.0156 GiB of memory, no time limit)"),
+            std::string::npos) << memory;
+  EXPECT_NE(memory.find("use fewer points, a threshold"), std::string::npos) << memory;
+  const auto time = budget_message(d, {0.0, 0.05});
+  EXPECT_NE(time.find("stopped at its time budget (no memory limit, 0.05 s)"), std::string::npos) << time;
+  // A matrix too large for the budget is refused before any work.
+  const auto upfront = budget_message(torch::zeros({1000, 1000}, torch::kDouble), {1024.0 * 1024, 0.0});
+  EXPECT_NE(upfront.find("1000 points needs 0.00931 GiB before it starts"), std::string::npos) << upfront;
+  // Within budget (and with a threshold) the answer is unchanged.
+  const auto small = random_distances(60, 3, 9);
+  expect_same(rips_h1(small, kInf, {64.0 * 1024 * 1024, 60.0}), rips_h1(small, kInf, {0.0, 0.0}), 0.0, "budget");
+  EXPECT_THROW(rips_h1(small, kInf, {-1.0, 1.0}), std::invalid_argument);
+  EXPECT_THROW(rips_h1(small, kInf, {1e9, std::nan("")}), std::invalid_argument);
+}
+
 TEST(DiagramDistance, HandComputedCases) {
   // Under L-infinity a point (b, d) is (d - b) / 2 from the diagonal, for every q.
   for (double q : {1.0, 2.0, 3.5}) {
@@ -337,6 +374,28 @@ TEST(DiagramDistance, HandComputedCases) {
   EXPECT_NEAR(diagram_distance(a, b, 2.0), std::sqrt(0.1 * 0.1 + 0.75 * 0.75), 1e-9);
   EXPECT_NEAR(diagram_distance(b, a, 2.0), std::sqrt(0.1 * 0.1 + 0.75 * 0.75), 1e-9);
   EXPECT_DOUBLE_EQ(diagram_distance(a, a, 2.0), 0.0);
+}
+
+TEST(DiagramDistance, L2GroundNormByHand) {
+  const double l2 = 2.0, r2 = std::sqrt(2.0);
+  // Under L2 a point (b, d) is (d - b) / sqrt 2 from the diagonal (the nearest diagonal point is its
+  // projection ((b + d) / 2, (b + d) / 2)).
+  EXPECT_NEAR(diagram_distance({}, {{1.0, 4.0}}, 2.0, l2), 3.0 / r2, 1e-9);
+  // Matching (0, 4) with (1, 4.5) costs |(1, 0.5)| = sqrt 1.25, cheaper than 4 / sqrt 2 + 3.5 / sqrt 2.
+  EXPECT_NEAR(diagram_distance({{0.0, 4.0}}, {{1.0, 4.5}}, 2.0, l2), std::sqrt(1.25), 1e-9);
+  // Both to the diagonal, sqrt 2 each: q = 1 adds them, q = 2 adds their squares.
+  EXPECT_NEAR(diagram_distance({{0.0, 2.0}}, {{10.0, 12.0}}, 1.0, l2), 2.0 * r2, 1e-9);
+  EXPECT_NEAR(diagram_distance({{0.0, 2.0}}, {{10.0, 12.0}}, 2.0, l2), 2.0, 1e-9);
+  // (0.5, 2) matched to (0, 1.1) would cost |(0.5, 0.9)| = 1.03; instead (0, 1) -> (0, 1.1) costs 0.1 and
+  // (0.5, 2) goes to the diagonal at 1.5 / sqrt 2.
+  const PersistenceDiagram a = {{0.0, 1.0}, {0.5, 2.0}}, b = {{0.0, 1.1}};
+  EXPECT_NEAR(diagram_distance(a, b, 2.0, l2), std::sqrt(0.01 + 1.125), 1e-9);
+  // Essential classes are matched by birth whatever the norm: 0.5, plus (1, 2) to the diagonal.
+  EXPECT_NEAR(diagram_distance({{0.0, kInf}, {1.0, 2.0}}, {{0.5, kInf}}, 2.0, l2), std::sqrt(0.25 + 0.5), 1e-9);
+  // The default stays L-infinity; p < 1 is no norm.
+  EXPECT_NEAR(diagram_distance({}, {{1.0, 4.0}}), 1.5, 1e-9);
+  EXPECT_THROW(diagram_distance(a, b, 2.0, 0.5), std::invalid_argument);
+  EXPECT_THROW(diagram_distance(a, b, 2.0, std::nan("")), std::invalid_argument);
 }
 
 TEST(DiagramDistance, PointsAtInfinityAreMatchedByBirth) {

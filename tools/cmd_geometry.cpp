@@ -1,6 +1,7 @@
-// ffnshape geometry ph CLOUD.csv [--geometry G] [--radius R] [--threshold T] [--json]
+// ffnshape geometry ph CLOUD.csv [--geometry G] [--radius R] [--threshold T] [--ph-memory GIB] [--ph-seconds S] [--json]
 // ffnshape geometry gw A.csv B.csv [--geometry G] [--radius R] [--solver cg|entropic] [--epsilon E] [--json]
-// ffnshape geometry topo A.csv B.csv [--geometry G] [--radius R] [--json]
+// ffnshape geometry topo A.csv B.csv [--geometry G] [--radius R] [--topo-norm linf|l2] [--ph-memory GIB]
+//                       [--ph-seconds S] [--json]
 // ffnshape geometry shift A.csv B.csv [--geometry G] [--radius R] [--json]
 //
 // The geometry library's statistics on point clouds read from CSV files (cloud_csv.h): a cloud's H1
@@ -24,6 +25,8 @@
 namespace ffnshape::cli {
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
 struct GeometryCliOptions {
   std::string a, b;
   std::string geometry = "raw";
@@ -31,8 +34,13 @@ struct GeometryCliOptions {
   double threshold = std::numeric_limits<double>::infinity();
   std::string solver = "cg";
   std::optional<double> epsilon;
+  std::string topo_norm = "linf";
+  double ph_memory_gib = geometry::PersistenceBudget{}.memory_bytes / kGiB;
+  double ph_seconds = geometry::PersistenceBudget{}.seconds;
   bool json = false;
 };
+
+geometry::PersistenceBudget budget(const GeometryCliOptions& o) { return {o.ph_memory_gib * kGiB, o.ph_seconds}; }
 
 geometry::GeometryOptions geometry_options(const GeometryCliOptions& o) {
   return {geometry::parse_geometry(o.geometry), o.radius};
@@ -83,7 +91,7 @@ nlohmann::json finite_or_null(double value) { return std::isfinite(value) ? nloh
 int run_ph(const GeometryCliOptions& o) {
   const auto go = geometry_options(o);
   const auto cloud = read_cloud(o.a, go);
-  const auto diagram = geometry::rips_h1(geometry::pairwise_distances(cloud.points, go), o.threshold);
+  const auto diagram = geometry::rips_h1(geometry::pairwise_distances(cloud.points, go), o.threshold, budget(o));
   if (o.json) {
     auto j = describe(cloud);
     j.update(context(go));
@@ -144,13 +152,16 @@ int run_pair(const std::string& statistic, const GeometryCliOptions& o) {
         detail += ", epsilon " + nlohmann::json(gw.epsilon).dump();
       }
     } else {
-      const auto ha = geometry::rips_h1(da), hb = geometry::rips_h1(db);
-      value = geometry::diagram_distance(ha, hb, 2.0);
+      const auto ha = geometry::rips_h1(da, std::numeric_limits<double>::infinity(), budget(o));
+      const auto hb = geometry::rips_h1(db, std::numeric_limits<double>::infinity(), budget(o));
+      const bool l2 = o.topo_norm == "l2";
+      value = geometry::diagram_distance(ha, hb, 2.0, l2 ? 2.0 : std::numeric_limits<double>::infinity());
       j["a"]["h1_pairs"] = ha.size();
       j["b"]["h1_pairs"] = hb.size();
       j["q"] = 2;
-      detail = "2-Wasserstein distance between the H1 diagrams, " + std::to_string(ha.size()) + " and " +
-               std::to_string(hb.size()) + " pairs";
+      j["internal_norm"] = l2 ? "L2" : "L-infinity";
+      detail = "2-Wasserstein distance between the H1 diagrams, " + std::string(l2 ? "L2" : "L-infinity") +
+               " ground norm, " + std::to_string(ha.size()) + " and " + std::to_string(hb.size()) + " pairs";
     }
   }
   j[statistic] = finite_or_null(value);
@@ -189,6 +200,14 @@ Subcommand add_geometry_command(CLI::App& app) {
   gw->add_option("--epsilon", o->epsilon, "entropic: regularisation, in squared-distance units (default 5e-3)");
 
   auto* topo = geometry->add_subcommand("topo", "2-Wasserstein distance between two clouds' H1 persistence diagrams");
+  topo->add_option("--topo-norm", o->topo_norm, "Ground norm of the diagram distance: linf (default) or l2")
+      ->check(CLI::IsMember({"linf", "l2"}));
+  for (auto* sub : {ph, topo}) {
+    sub->add_option("--ph-memory", o->ph_memory_gib, "Memory budget of one persistence diagram, GiB (0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--ph-seconds", o->ph_seconds, "Time budget of one persistence diagram, seconds (0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+  }
   auto* shift = geometry->add_subcommand("shift", "Mean distance between corresponding points of two clouds of the same shape");
   for (auto* sub : {gw, topo, shift}) {
     sub->add_option("A", o->a, "First point cloud" + csv)->required();

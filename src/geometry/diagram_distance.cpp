@@ -40,15 +40,19 @@ std::vector<std::pair<double, double>> checked_points(const PersistenceDiagram& 
 
 }  // namespace
 
-double diagram_distance(const PersistenceDiagram& a, const PersistenceDiagram& b, double q) {
+double diagram_distance(const PersistenceDiagram& a, const PersistenceDiagram& b, double q, double internal_p) {
   if (!(q >= 1) || !std::isfinite(q)) {
     throw std::invalid_argument("the Wasserstein order q must be a finite number >= 1, but is " + std::to_string(q));
+  }
+  if (!(internal_p >= 1)) {
+    throw std::invalid_argument("the internal norm p of the diagram distance must be >= 1 (or infinity), but is " +
+                                std::to_string(internal_p));
   }
   const auto points_a = checked_points(a, "first");
   const auto points_b = checked_points(b, "second");
   hera::AuctionParams<double> params;
   params.wasserstein_power = q;
-  params.internal_p = hera::get_infinity<double>();  // L-infinity ground metric
+  params.internal_p = std::isinf(internal_p) ? hera::get_infinity<double>() : internal_p;
   params.delta = kRelativeError;
   return hera::wasserstein_dist(points_a, points_b, params);
 }

@@ -21,7 +21,9 @@
 // depend on the refinement; using one refinement throughout (spanning forest, apparent pairs, pivots) is
 // what makes clearing and the shortcuts valid.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -37,6 +39,16 @@ namespace {
 using Index = int64_t;
 constexpr Index kNone = -1;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string describe(const PersistenceBudget& budget) {
+  char memory[64] = "no memory limit", time[64] = "no time limit";
+  if (budget.memory_bytes > 0) std::snprintf(memory, sizeof memory, "%.3g GiB of memory", budget.memory_bytes / kGiB);
+  if (budget.seconds > 0) std::snprintf(time, sizeof time, "%g s", budget.seconds);
+  return std::string(memory) + ", " + time;
+}
+
+constexpr const char* kBudgetAdvice = "; use fewer points, a threshold (edges longer than it are left out), or a larger budget";
 
 // An edge or a triangle of the filtration: its diameter (when it enters) and its combinatorial index.
 struct Simplex {
@@ -59,6 +71,7 @@ class CoboundaryHeap {
     std::push_heap(heap_.begin(), heap_.end(), enters_after);
   }
   std::vector<Simplex>& raw() { return heap_; }  // bulk fill, then heapify()
+  size_t capacity() const { return heap_.capacity(); }
   void heapify() { std::make_heap(heap_.begin(), heap_.end(), enters_after); }
 
   // The earliest triangle with an odd count, left in the heap; index kNone if the column is zero.
@@ -85,8 +98,9 @@ class CoboundaryHeap {
 class RipsH1 {
  public:
   // `dist` is a dense, symmetric, validated (n, n) matrix; `threshold` already capped at the enclosing radius.
-  RipsH1(std::vector<double> dist, Index n, double threshold)
-      : dist_(std::move(dist)), n_(n), threshold_(threshold), binom2_(n + 1), binom3_(n + 1) {
+  RipsH1(std::vector<double> dist, Index n, double threshold, const PersistenceBudget& budget)
+      : dist_(std::move(dist)), n_(n), threshold_(threshold), binom2_(n + 1), binom3_(n + 1), budget_(budget),
+        start_(std::chrono::steady_clock::now()) {
     for (Index v = 0; v <= n; ++v) {
       binom2_[v] = v * (v - 1) / 2;
       binom3_[v] = v * (v - 1) * (v - 2) / 6;
@@ -192,6 +206,7 @@ class RipsH1 {
   // the last edge of the filtration to the first.
   void collect_columns() {
     for (Index i = 1; i < n_; ++i) {
+      spend(i * n_);
       const double* di = row(i);
       for (Index j = 0; j < i; ++j) {
         const double diameter = di[j];
@@ -246,6 +261,7 @@ class RipsH1 {
   }
 
   void add_edge_coboundary(Index e, double diameter) {
+    spend(n_);
     Index i, j;
     edge_vertices(e, i, j);
     const size_t before = heap_.raw().size();
@@ -264,6 +280,7 @@ class RipsH1 {
       edge_vertices(column.index, i, j);
       heap_.clear();
       added_.clear();
+      spend(n_);
       Simplex pivot;
       const Index emergent = push_coboundary<true>(i, j, column.diameter, heap_.raw());
       if (emergent != kNone) {
@@ -316,6 +333,39 @@ class RipsH1 {
     v_bounds_.push_back(v_entries_.size());
   }
 
+  // Counts `work` (about one distance read or heap entry each) and checks the budget every 2^20 of it.
+  void spend(Index work) {
+    work_ += work;
+    if (work_ < next_check_) return;
+    next_check_ = work_ + (Index{1} << 20);
+    const double bytes = memory_in_use(), seconds = elapsed();
+    if (budget_.memory_bytes > 0 && bytes > budget_.memory_bytes) over_budget("memory", bytes, seconds);
+    if (budget_.seconds > 0 && seconds > budget_.seconds) over_budget("time", bytes, seconds);
+  }
+
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+  // Bytes held by the computation: the matrix and edge states, and what the reduction has grown.
+  double memory_in_use() const {
+    const double simplex = sizeof(Simplex), map_entry = 4.0 * sizeof(void*) + sizeof(Index) + sizeof(size_t);
+    return static_cast<double>(dist_.capacity()) * sizeof(double) +
+           static_cast<double>(edge_state_.capacity()) * sizeof(int32_t) +
+           simplex * static_cast<double>(columns_.capacity() + v_entries_.capacity() + added_.capacity() +
+                                         heap_.capacity() + diagram_.capacity()) +
+           map_entry * static_cast<double>(pivot_of_.size()) + sizeof(void*) * static_cast<double>(pivot_of_.bucket_count()) +
+           sizeof(size_t) * static_cast<double>(v_bounds_.capacity());
+  }
+
+  [[noreturn]] void over_budget(const char* what, double bytes, double seconds) const {
+    char text[640];
+    std::snprintf(text, sizeof text,
+                  "Rips persistence (H1) of %lld points stopped at its %s budget (%s): %.3g GiB in use after %.1f s, "
+                  "%zu of %zu columns reduced, edges up to %g%s",
+                  static_cast<long long>(n_), what, describe(budget_).c_str(), bytes / kGiB, seconds, pivot_of_.size(),
+                  columns_.size(), threshold_, kBudgetAdvice);
+    throw PersistenceBudgetExceeded(text);
+  }
+
   std::vector<double> dist_;
   Index n_;
   double threshold_;
@@ -328,11 +378,14 @@ class RipsH1 {
   std::vector<Simplex> added_;
   CoboundaryHeap heap_;
   PersistenceDiagram diagram_;
+  PersistenceBudget budget_;
+  std::chrono::steady_clock::time_point start_;
+  Index work_ = 0, next_check_ = 0;
 };
 
 }  // namespace
 
-PersistenceDiagram rips_h1(const torch::Tensor& distances, double threshold) {
+PersistenceDiagram rips_h1(const torch::Tensor& distances, double threshold, const PersistenceBudget& budget) {
   if (distances.dim() != 2 || distances.size(0) != distances.size(1)) {
     std::string shape;
     for (int64_t k = 0; k < distances.dim(); ++k) shape += (k ? "x" : "") + std::to_string(distances.size(k));
@@ -344,8 +397,19 @@ PersistenceDiagram rips_h1(const torch::Tensor& distances, double threshold) {
   if (std::isnan(threshold) || threshold < 0) {
     throw std::invalid_argument("the Rips threshold must be a non-negative number, but is " + std::to_string(threshold));
   }
+  if (std::isnan(budget.memory_bytes) || budget.memory_bytes < 0 || std::isnan(budget.seconds) || budget.seconds < 0) {
+    throw std::invalid_argument("the persistence budget must be >= 0 (0: no limit), but is " + describe(budget));
+  }
+  const Index n = distances.size(0);
+  // The float64 copy of the matrix and 4 bytes per edge, before any reduction.
+  const double start_bytes = 8.0 * static_cast<double>(n) * static_cast<double>(n) + 2.0 * static_cast<double>(n) * (n - 1);
+  if (budget.memory_bytes > 0 && start_bytes > budget.memory_bytes) {
+    char text[256];
+    std::snprintf(text, sizeof text, "Rips persistence (H1) of %lld points needs %.3g GiB before it starts, over its budget (%s)%s",
+                  static_cast<long long>(n), start_bytes / kGiB, describe(budget).c_str(), kBudgetAdvice);
+    throw PersistenceBudgetExceeded(text);
+  }
   const auto x = distances.to(torch::kCPU, torch::kDouble).contiguous();
-  const Index n = x.size(0);
   const double* in = x.data_ptr<double>();
 
   double largest = 0;
@@ -381,7 +445,7 @@ PersistenceDiagram rips_h1(const torch::Tensor& distances, double threshold) {
   for (Index i = 0; i < n; ++i) {
     enclosing = std::min(enclosing, *std::max_element(dist.begin() + i * n, dist.begin() + (i + 1) * n));
   }
-  return RipsH1(std::move(dist), n, std::min(threshold, enclosing)).compute();
+  return RipsH1(std::move(dist), n, std::min(threshold, enclosing), budget).compute();
 }
 
 }  // namespace ffnshape::geometry
