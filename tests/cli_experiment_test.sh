@@ -130,6 +130,19 @@ for layer in p["layers"]:
     assert all(math.isfinite(v) and v >= 0 for v in values), layer
     assert set(layer["sensitivity"]) == {"ablate", "scale:0.5"}, layer
 assert len(p["additivity"]) == 2 * 2 and len(p["spearman"]) == 9 * 2, p
+assert p["settings"]["topo_internal_norm"] == "L-infinity" and "L-infinity" in p["settings"]["topo"], p["settings"]
+PY
+# The L2 ground norm: each matching costs between 1 and sqrt 2 times its L-infinity cost, so does the distance.
+expect 0 "profile with the L2 diagram norm" -- "$FFNSHAPE" profile "$tmp/geo/uniform/seed-1" --out "$tmp/p2.json" \
+  --tokens 48 --stats topo --topo-norm l2
+python3 - "$tmp/p.json" "$tmp/p2.json" <<'PY' || fail "L2 topology between 1 and sqrt 2 times L-infinity"
+import json, sys
+linf, l2 = (json.load(open(f)) for f in sys.argv[1:])
+assert l2["settings"]["topo_internal_norm"] == "L2", l2["settings"]
+for a, b in zip(linf["layers"], l2["layers"]):
+    for g, v in a["work"]["topo"].items():
+        w = b["work"]["topo"][g]
+        assert v * (1 - 1e-9) <= w <= v * 2**0.5 * (1 + 1e-9), (g, v, w)
 PY
 expect 0 "schedule from the profile" -- "$FFNSHAPE" schedule --config "$tmp/base.yaml" --rule gw:spherical \
   --profile "$tmp/p.json" --out "$tmp/w.json"
@@ -143,6 +156,11 @@ expect 2 "profile of another depth" -- "$FFNSHAPE" schedule --config "$tmp/base.
 contains "3 layers, but this model has 4" "$err" "depth mismatch message"
 expect 2 "too few tokens" -- "$FFNSHAPE" profile "$tmp/geo/uniform/seed-1" --out "$tmp/q.json" --tokens 2
 contains "--tokens" "$err" "too few tokens message"
+expect 1 "persistence past its budget" -- "$FFNSHAPE" profile "$tmp/geo/uniform/seed-1" --out "$tmp/q.json" --tokens 48 \
+  --stats topo --geometries spherical --ph-memory 0.000001 --threads 1
+contains "layer 0, spherical geometry, X (entering the FFN): Rips persistence (H1) of 48 points" "$err" "budget message names the layer"
+contains "fix: fewer tokens (--tokens, now 48), a Rips threshold (--ph-threshold" "$err" "budget message says what to change"
+[ ! -e "$tmp/q.json" ] || fail "a profile stopped by the budget writes no file"
 
 # Malformed experiment files: exit 2 with the key and a hint.
 bad() {  # bad NAME EXPECTED_TEXT YAML

@@ -111,6 +111,55 @@ TEST(Profile, SamplesAreSeededAndBadRequestsAreErrors) {
   EXPECT_EQ(profile::parse_perturbation("scale:0.5").name(), "scale:0.5");
 }
 
+TEST(Profile, TextThatRepeatsRunsToTheEnd) {
+  // Validation text that repeats one 33-token sequence: every window is the same, so the sampled tokens
+  // repeat and the clouds hold many copies of the same states (as repeated text does in real data).
+  TempDir dir;
+  auto trained = tiny_trained(dir);
+  const auto sequence = patterned_tokens(33, 5);
+  std::vector<uint32_t> text;
+  for (int copy = 0; copy < 40; ++copy) text.insert(text.end(), sequence.begin(), sequence.end());
+  write_shard(dir.file("repeat_0.bin"), text, 64);
+  const auto windows = validation_batches(dir.file("repeat_*.bin"), 32, 8, 1, 64).at(0).first;
+  profile::ProfileOptions options;
+  options.tokens = 96;
+  const auto clouds = profile::capture_clouds(trained.model, windows, options.tokens, options.seed);
+  const auto distinct = std::get<0>(torch::unique_dim(clouds.x[1], 0)).size(0);
+  EXPECT_LE(distinct, 32) << "the clouds should repeat states";
+  const auto p = profile::profile_model(trained.model, windows, {}, options);
+  ASSERT_EQ(p.layers.size(), 3u);
+  for (size_t l = 0; l < 3; ++l) {
+    for (const char* stat : {"shift", "gw", "topo"}) {
+      for (const char* g : {"raw", "spherical", "hyperbolic"}) {
+        const double v = p.layers[l].work.at(stat).at(g);
+        EXPECT_TRUE(std::isfinite(v) && v >= 0) << stat << ":" << g << " at layer " << l << " is " << v;
+      }
+    }
+  }
+}
+
+TEST(Profile, PersistenceBudgetStopsNamingTheLayer) {
+  TempDir dir;
+  auto trained = tiny_trained(dir);
+  const auto windows = validation_batches(dir.file("val_*.bin"), 32, 8, 1, 64).at(0).first;
+  profile::ProfileOptions options;
+  options.tokens = 200;
+  options.statistics = {"topo"};
+  options.geometries = {geometry::Geometry::spherical};
+  options.ph_budget = {1024.0, 0.0};  // 1 KiB: no diagram fits
+  options.threads = 1;
+  try {
+    profile::profile_model(trained.model, windows, {}, options);
+    ADD_FAILURE() << "no budget error";
+  } catch (const geometry::PersistenceBudgetExceeded& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("layer 0, spherical geometry, X (entering the FFN): Rips persistence (H1) of 200 points"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("fix: fewer tokens (--tokens, now 200), a Rips threshold (--ph-threshold"), std::string::npos)
+        << message;
+  }
+}
+
 TEST(Profile, SpearmanOnHandComputedRanks) {
   EXPECT_DOUBLE_EQ(profile::spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
   EXPECT_DOUBLE_EQ(profile::spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);

@@ -2,9 +2,11 @@
 //                  [--stats shift,gw,topo] [--geometries raw,spherical,hyperbolic] [--radius R]
 //                  [--gw-solver cg|entropic] [--epsilon E] [--perturb ablate,scale:0.5,noise:0.1]
 //                  [--additivity] [--data GLOB] [--eval-batches N] [--threads N]
+//                  [--ph-threshold F] [--ph-memory GIB] [--ph-seconds S] [--topo-norm linf|l2]
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 
 #include "commands.h"
 #include "ffnshape/config/config_error.h"
@@ -12,6 +14,8 @@
 
 namespace ffnshape::cli {
 namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct ProfileCliOptions {
   std::string target;
@@ -28,6 +32,10 @@ struct ProfileCliOptions {
   bool additivity = false;
   int64_t eval_batches = 4;
   int threads = 0;
+  double ph_threshold = 1.0;
+  double ph_memory_gib = geometry::PersistenceBudget{}.memory_bytes / kGiB;
+  double ph_seconds = geometry::PersistenceBudget{}.seconds;
+  std::string topo_norm = "linf";
 };
 
 int run(const ProfileCliOptions& o) {
@@ -47,6 +55,9 @@ int run(const ProfileCliOptions& o) {
   }
   options.eval_batches = o.eval_batches;
   options.threads = o.threads;
+  options.ph_threshold = o.ph_threshold;
+  options.ph_budget = {o.ph_memory_gib * kGiB, o.ph_seconds};
+  options.topo_internal_p = o.topo_norm == "l2" ? 2.0 : std::numeric_limits<double>::infinity();
 
   const auto result = profile::profile_run(o.target, options, o.out, o.data);
   std::printf("%5s", "layer");
@@ -95,6 +106,15 @@ Subcommand add_profile_command(CLI::App& app) {
   sub->add_option("--eval-batches", o->eval_batches, "Validation batches for the loss diagnostics")
       ->check(CLI::PositiveNumber);
   sub->add_option("--threads", o->threads, "Workers for the statistics (0: all cores)");
+  sub->add_option("--ph-threshold", o->ph_threshold,
+                  "topo: Rips edges up to this fraction of the layer's largest distance (1: all; loops alive there end there)")
+      ->check(CLI::Range(0.0, 1.0, "a fraction in (0, 1]") & CLI::PositiveNumber);
+  sub->add_option("--ph-memory", o->ph_memory_gib, "topo: memory budget of one persistence diagram, GiB (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--ph-seconds", o->ph_seconds, "topo: time budget of one persistence diagram, seconds (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--topo-norm", o->topo_norm, "topo: ground norm of the diagram distance, linf (default) or l2")
+      ->check(CLI::IsMember({"linf", "l2"}));
   return {sub, [o] { return run(*o); }};
 }
 

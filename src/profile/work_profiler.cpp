@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -68,6 +69,41 @@ std::vector<double> ranks(const std::vector<double>& v) {
   return r;
 }
 
+std::string internal_norm_name(double p) {
+  if (std::isinf(p)) return "L-infinity";
+  char text[32];
+  std::snprintf(text, sizeof text, "L%g", p);
+  return text;
+}
+
+// H1 diagram of one cloud under the profile's threshold and budget; deaths past the threshold end there.
+// A budget overrun names the layer, the geometry and the cloud, and the settings that help.
+geometry::PersistenceDiagram layer_diagram(const torch::Tensor& distances, double threshold, const ProfileOptions& o,
+                                           size_t layer, geometry::Geometry g, const char* cloud) {
+  try {
+    auto diagram = geometry::rips_h1(distances, threshold, o.ph_budget);
+    for (auto& p : diagram) p.death = std::min(p.death, threshold);
+    return diagram;
+  } catch (const geometry::PersistenceBudgetExceeded& e) {
+    char fix[320];
+    std::snprintf(fix, sizeof fix,
+                  "\n  fix: fewer tokens (--tokens, now %lld), a Rips threshold (--ph-threshold, a fraction of the "
+                  "largest distance, now %g), or a larger budget (--ph-memory GiB, --ph-seconds)",
+                  static_cast<long long>(o.tokens), o.ph_threshold);
+    throw geometry::PersistenceBudgetExceeded("layer " + std::to_string(layer) + ", " + geometry::to_string(g) +
+                                              " geometry, " + cloud + ": " + e.what() + fix);
+  }
+}
+
+double topology_work(const torch::Tensor& dx, const torch::Tensor& dy, const ProfileOptions& o, size_t layer,
+                     geometry::Geometry g) {
+  const double threshold = o.ph_threshold >= 1 ? std::numeric_limits<double>::infinity()
+                                               : o.ph_threshold * std::max(dx.max().item<double>(), dy.max().item<double>());
+  const auto hx = layer_diagram(dx, threshold, o, layer, g, "X (entering the FFN)");
+  const auto hy = layer_diagram(dy, threshold, o, layer, g, "Y (leaving the FFN)");
+  return geometry::diagram_distance(hx, hy, 2.0, o.topo_internal_p);
+}
+
 }  // namespace
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
@@ -119,9 +155,7 @@ ModelProfile profile_model(nn::TransformerLM& model, const torch::Tensor& window
         const auto dx = geometry::pairwise_distances(clouds.x[l], go);
         const auto dy = geometry::pairwise_distances(clouds.y[l], go);
         if (wants(options, "gw")) out["gw"] = geometry::gromov_wasserstein(dx, dy, options.gw);
-        if (wants(options, "topo")) {
-          out["topo"] = geometry::diagram_distance(geometry::rips_h1(dx), geometry::rips_h1(dy), 2.0);
-        }
+        if (wants(options, "topo")) out["topo"] = topology_work(dx, dy, options, l, options.geometries[g]);
       });
     }
   }
@@ -202,10 +236,16 @@ void write_profile_json(const std::string& path, const ModelProfile& profile, co
                           {"radius", options.radius},
                           {"gw_solver", geometry::to_string(options.gw.solver)},
                           {"gw_epsilon", options.gw.epsilon},
+                          {"gw_tie_starts", options.gw.tie_starts},
+                          {"ph_threshold", options.ph_threshold},
+                          {"ph_memory_gib", options.ph_budget.memory_bytes / (1024.0 * 1024.0 * 1024.0)},
+                          {"ph_seconds", options.ph_budget.seconds},
+                          {"topo_internal_norm", internal_norm_name(options.topo_internal_p)},
                           {"perturbations", perturbations},
                           {"additivity", options.additivity},
                           {"eval_batches", options.eval_batches},
-                          {"topo", "2-Wasserstein distance (L-infinity ground metric) between H1 Vietoris-Rips diagrams"},
+                          {"topo", "2-Wasserstein distance (" + internal_norm_name(options.topo_internal_p) +
+                                       " ground metric) between H1 Vietoris-Rips diagrams"},
                           {"intrinsic_dimension", "TwoNN maximum likelihood on Euclidean distances"}};
   nlohmann::json j{{"format", "ffnshape-profile"},
                    {"version", 1},

@@ -5,7 +5,9 @@
 // hourglass FFN the whole K-stack is the layer's FFN). Each layer then gets:
 //   shift  mean distance between x_i and y_i (correspondence kept)
 //   gw     Gromov-Wasserstein discrepancy between (D_X, uniform) and (D_Y, uniform)
-//   topo   2-Wasserstein distance between the H1 Vietoris-Rips diagrams of X_l and Y_l
+//   topo   2-Wasserstein distance between the H1 Vietoris-Rips diagrams of X_l and Y_l, with the
+//          L-infinity ground norm (Hera's and GUDHI's default) or L2 (topo_internal_p); each diagram
+//          under a persistence budget, and optionally a Rips threshold (ph_threshold)
 // under the raw, spherical and hyperbolic geometries (any subset), plus mean residual norms and the
 // TwoNN intrinsic dimension of X_l and Y_l (Euclidean distances).
 //
@@ -17,6 +19,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/geometry/gromov.h"
 #include "ffnshape/geometry/metrics.h"
+#include "ffnshape/geometry/persistence.h"
 #include "ffnshape/nn/model.h"
 
 namespace ffnshape::profile {
@@ -45,6 +49,11 @@ struct ProfileOptions {
                                              geometry::Geometry::hyperbolic};
   double radius = 0.8;      // hyperbolic geometry
   geometry::GwOptions gw;
+  // topo: Rips edges up to ph_threshold times the layer's largest distance (over X and Y, per geometry);
+  // 1 is the full filtration. Below 1, loops still alive there end at the threshold.
+  double ph_threshold = 1.0;
+  geometry::PersistenceBudget ph_budget;  // per diagram; past it the profile stops, naming the layer
+  double topo_internal_p = std::numeric_limits<double>::infinity();  // ground norm: infinity (L-inf) or 2 (L2)
   std::vector<Perturbation> perturbations;  // empty: no sensitivity diagnostics
   bool additivity = false;                  // adjacent layer pairs, for every perturbation
   int64_t eval_batches = 4;                 // validation batches for the loss diagnostics
