@@ -1,5 +1,6 @@
 #include "ffnshape/geometry/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -30,17 +31,37 @@ torch::Tensor unit_rows(const torch::Tensor& x, const char* what) {
   return x / norms;
 }
 
-// Euclidean distances between the rows of a and b from their differences (never the Gram form
-// |a|^2 + |b|^2 - 2<a, b>, whose cancellation leaves about 1e-8 of the norms near zero and loses the
-// offset of a cloud far from the origin). Each pair is summed in the same order either way round.
-torch::Tensor chords(const torch::Tensor& a, const torch::Tensor& b) {
-  return torch::cdist(a, b, 2.0, /*compute_mode=donot_use_mm_for_euclid_dist=*/2);
+// Below this fraction of |a|^2 + |b|^2, a squared distance from the Gram form has lost too many digits
+// to cancellation (its rounding is about 1e-16 of that sum): such pairs are recomputed from differences.
+constexpr double kGramResolution = 1e-6;
+
+// Squared chords |a_i + sign a_j|^2 (sign -1: distances, +1: chords to the antipode) between the rows
+// of a, given gram = a a^T: the Gram form, with the pairs it cannot resolve (nearly equal or nearly
+// antipodal rows) recomputed from differences, so copies are exactly 0 apart. Exactly symmetric with a
+// zero diagonal: the upper triangle mirrored. One matrix product does the bulk; differences of every
+// pair (torch::cdist without products) cost 7-37x more on 512-point clouds of 768 to 4096 dimensions.
+torch::Tensor squared_chords(const torch::Tensor& a, const torch::Tensor& gram, double sign) {
+  const auto norms2 = gram.diagonal();
+  const auto scale = norms2.unsqueeze(1) + norms2.unsqueeze(0);
+  auto d2 = scale + (2.0 * sign) * gram;
+  const auto unsure = torch::triu(d2 < kGramResolution * scale, 1).nonzero();
+  // Chunks bound the gathered rows to about 32 MB even when most pairs are unsure.
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 22) / std::max<int64_t>(1, a.size(1)));
+  for (int64_t begin = 0; begin < unsure.size(0); begin += chunk) {
+    const auto pairs = unsure.slice(0, begin, begin + chunk);
+    const auto i = pairs.select(1, 0), j = pairs.select(1, 1);
+    d2.index_put_({i, j}, (a.index_select(0, i) + sign * a.index_select(0, j)).pow(2).sum(1));
+  }
+  const auto upper = torch::triu(d2.clamp_min(0.0), 1);
+  return upper + upper.t();
 }
 
-// A distance matrix exactly symmetric with an exact zero diagonal: the upper triangle mirrored.
-torch::Tensor mirrored(const torch::Tensor& d) {
-  const auto upper = torch::triu(d, 1);
-  return upper + upper.t();
+// Pairwise Euclidean distances of a cloud. Centring first keeps the digits of a cloud far from the
+// origin: x_i - mean is exact there (Sterbenz), so differences of centred points are those of the
+// originals.
+torch::Tensor euclidean_distances(const torch::Tensor& x) {
+  const auto centred = x - x.mean(0, /*keepdim=*/true);
+  return squared_chords(centred, torch::mm(centred, centred.t()), -1.0).sqrt();
 }
 
 // The angle between unit vectors from the chords |u - v| and |u + v| (Kahan): accurate at every angle,
@@ -71,11 +92,14 @@ const char* to_string(Geometry g) {
 
 torch::Tensor pairwise_distances(const torch::Tensor& cloud, const GeometryOptions& options) {
   const auto x = checked_cloud(cloud, "the cloud", 1);
-  if (options.geometry == Geometry::raw) return mirrored(chords(x, x));
+  if (options.geometry == Geometry::raw) return euclidean_distances(x);
+  // Element-wise functions of exactly symmetric chords with zero diagonals stay exactly symmetric, with
+  // zero diagonals (2 atan2(0, 0) = 2 asinh(0) = 0).
   const auto u = unit_rows(x, "the cloud");
-  const auto minus = chords(u, u);
-  if (options.geometry == Geometry::hyperbolic) return mirrored(hyperbolic_from_chord(minus, options.radius));
-  return mirrored(angle_from_chords(minus, chords(u, -u)));
+  const auto cosines = torch::mm(u, u.t());
+  const auto minus = squared_chords(u, cosines, -1.0).sqrt();
+  if (options.geometry == Geometry::hyperbolic) return hyperbolic_from_chord(minus, options.radius);
+  return angle_from_chords(minus, squared_chords(u, cosines, +1.0).sqrt());
 }
 
 torch::Tensor paired_distances(const torch::Tensor& x_in, const torch::Tensor& y_in, const GeometryOptions& options) {
