@@ -59,8 +59,8 @@ std::pair<double, double> evaluate(nn::TransformerLM& model, const std::vector<B
 std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& config, torch::Device device,
                                    const std::string& val_pattern);
 
-// Torch's intra-op threads for a run: train.threads when set, else a policy that suits the BLAS in
-// use (one thread for fp32 on the CPU, where OpenBLAS threads the matrix products; all cores otherwise).
+// Torch's intra-op threads for a run: train.threads when set, else every core (the device is kept in
+// the signature for policies that differ per device).
 int intra_op_threads(const TrainConfig& config, torch::Device device);
 
 // Requests a clean stop at the end of the current step (what the signal handlers call).
