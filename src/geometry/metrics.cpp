@@ -31,6 +31,12 @@ torch::Tensor unit_rows(const torch::Tensor& x, const char* what) {
   return x / norms;
 }
 
+// A matrix exactly symmetric with an exact zero diagonal: the upper triangle mirrored.
+torch::Tensor mirrored(const torch::Tensor& d) {
+  const auto upper = torch::triu(d, 1);
+  return upper + upper.t();
+}
+
 // Below this fraction of |a|^2 + |b|^2, a squared distance from the Gram form has lost too many digits
 // to cancellation (its rounding is about 1e-16 of that sum): such pairs are recomputed from differences.
 constexpr double kGramResolution = 1e-6;
@@ -52,8 +58,7 @@ torch::Tensor squared_chords(const torch::Tensor& a, const torch::Tensor& gram, 
     const auto i = pairs.select(1, 0), j = pairs.select(1, 1);
     d2.index_put_({i, j}, (a.index_select(0, i) + sign * a.index_select(0, j)).pow(2).sum(1));
   }
-  const auto upper = torch::triu(d2.clamp_min(0.0), 1);
-  return upper + upper.t();
+  return mirrored(d2.clamp_min(0.0));
 }
 
 // Pairwise Euclidean distances of a cloud. Centring first keeps the digits of a cloud far from the
@@ -93,13 +98,12 @@ const char* to_string(Geometry g) {
 torch::Tensor pairwise_distances(const torch::Tensor& cloud, const GeometryOptions& options) {
   const auto x = checked_cloud(cloud, "the cloud", 1);
   if (options.geometry == Geometry::raw) return euclidean_distances(x);
-  // Element-wise functions of exactly symmetric chords with zero diagonals stay exactly symmetric, with
-  // zero diagonals (2 atan2(0, 0) = 2 asinh(0) = 0).
   const auto u = unit_rows(x, "the cloud");
   const auto cosines = torch::mm(u, u.t());
   const auto minus = squared_chords(u, cosines, -1.0).sqrt();
-  if (options.geometry == Geometry::hyperbolic) return hyperbolic_from_chord(minus, options.radius);
-  return angle_from_chords(minus, squared_chords(u, cosines, +1.0).sqrt());
+  // Mirrored again: vectorised and scalar atan2 / asinh may differ in the last bit.
+  if (options.geometry == Geometry::hyperbolic) return mirrored(hyperbolic_from_chord(minus, options.radius));
+  return mirrored(angle_from_chords(minus, squared_chords(u, cosines, +1.0).sqrt()));
 }
 
 torch::Tensor paired_distances(const torch::Tensor& x_in, const torch::Tensor& y_in, const GeometryOptions& options) {
