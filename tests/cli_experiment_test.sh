@@ -95,7 +95,7 @@ cat >"$tmp/geo.yaml" <<YAML
 base: base.yaml
 seeds: [1]
 budget: {reference: uniform}
-profile: {arm: uniform, tokens: 64}
+profile: {arm: uniform, tokens: 64, topo_norm: l2, ph_memory: 1}
 arms:
   - name: uniform
   - name: topo
@@ -109,6 +109,7 @@ import json, sys, re
 root = sys.argv[1]
 p = json.load(open(root + "/profile.json"))
 assert p["n_layers"] == 3 and "hyperbolic" in p["layers"][0]["work"]["topo"], p
+assert p["settings"]["topo_internal_norm"] == "L2", p["settings"]  # the experiment's profile settings reach it
 def widths(arm):
     text = open(f"{root}/{arm}/seed-1/config.yaml").read()
     return [int(w) for w in re.search(r"widths: \[([^\]]*)\]", text).group(1).split(",")]

@@ -68,3 +68,28 @@ arms:
   EXPECT_EQ(plans[1].dimensions.count("d_model"), 1u);
   EXPECT_EQ(run_dir("runs/x", "taper", 3), "runs/x/taper/seed-3");
 }
+
+TEST(ExperimentPlan, ProfileSectionCarriesThePersistenceSettings) {
+  ffnshape::testing::TempDir dir;
+  std::ofstream(dir.file("base.yaml")) << "model: {vocab_size: 512, d_model: 128, n_layers: 4, n_heads: 4, ffn: {hidden: 344}}\n";
+  const auto experiment = [&](const std::string& profile) {
+    std::ofstream(dir.file("exp.yaml")) << "base: base.yaml\nbudget: {reference: uniform}\nprofile: " << profile
+                                        << "\narms: [{name: uniform}, {name: topo, schedule: 'topo:hyperbolic'}]\n";
+    return load_experiment(dir.file("exp.yaml"));
+  };
+  const auto defaults = experiment("{arm: uniform}").profile.value();
+  EXPECT_EQ(defaults.ph_threshold, 1.0);
+  EXPECT_EQ(defaults.ph_budget.memory_bytes, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_EQ(defaults.ph_budget.seconds, 300.0);
+  EXPECT_TRUE(std::isinf(defaults.topo_internal_p));
+  const auto set =
+      experiment("{arm: uniform, ph_threshold: 0.5, ph_memory: 0.25, ph_seconds: 20, topo_norm: l2}").profile.value();
+  EXPECT_EQ(set.ph_threshold, 0.5);
+  EXPECT_EQ(set.ph_budget.memory_bytes, 0.25 * 1024 * 1024 * 1024);
+  EXPECT_EQ(set.ph_budget.seconds, 20.0);
+  EXPECT_EQ(set.topo_internal_p, 2.0);
+  for (const auto* bad : {"{arm: uniform, ph_threshold: 1.5}", "{arm: uniform, ph_memory: -1}",
+                          "{arm: uniform, topo_norm: l3}", "{arm: uniform, ph_secs: 5}"}) {
+    EXPECT_THROW(experiment(bad), std::exception) << bad;
+  }
+}

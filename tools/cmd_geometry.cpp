@@ -25,7 +25,7 @@
 namespace ffnshape::cli {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGiB = geometry::kBytesPerGiB;
 
 struct GeometryCliOptions {
   std::string a, b;

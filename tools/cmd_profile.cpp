@@ -15,7 +15,7 @@
 namespace ffnshape::cli {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGiB = geometry::kBytesPerGiB;
 
 struct ProfileCliOptions {
   std::string target;

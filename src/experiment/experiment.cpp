@@ -118,6 +118,17 @@ ExperimentSpec load_experiment(const std::string& path) {
       throw p.error("seed", "is not one of the experiment's seeds", "profile the run of one of the seeds");
     }
     if (profile.tokens < 3) throw p.error("tokens", "must be at least 3", "512 is the usual N");
+    profile.ph_threshold = p.get("ph_threshold", profile.ph_threshold);
+    if (!(profile.ph_threshold > 0 && profile.ph_threshold <= 1)) {
+      throw p.error("ph_threshold", "must be in (0, 1]", "1 is the full filtration; 0.5 keeps edges up to half the largest distance");
+    }
+    profile.ph_budget.memory_bytes = p.get("ph_memory", profile.ph_budget.memory_bytes / geometry::kBytesPerGiB) * geometry::kBytesPerGiB;
+    profile.ph_budget.seconds = p.get("ph_seconds", profile.ph_budget.seconds);
+    if (profile.ph_budget.memory_bytes < 0) throw p.error("ph_memory", "must not be negative", "give GiB, or 0 for no limit");
+    if (profile.ph_budget.seconds < 0) throw p.error("ph_seconds", "must not be negative", "give seconds, or 0 for no limit");
+    const auto norm = p.get<std::string>("topo_norm", "linf");
+    if (norm != "linf" && norm != "l2") throw p.error("topo_norm", "unknown norm '" + norm + "'", "use linf or l2");
+    if (norm == "l2") profile.topo_internal_p = 2.0;
     p.finish();
     spec.profile = profile;
   } else {

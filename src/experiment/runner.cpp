@@ -100,6 +100,9 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
     if (plan == profiled && seed == spec.profile->seed && !fs::exists(profile_path)) {
       profile::ProfileOptions po;
       po.tokens = spec.profile->tokens;
+      po.ph_threshold = spec.profile->ph_threshold;
+      po.ph_budget = spec.profile->ph_budget;
+      po.topo_internal_p = spec.profile->topo_internal_p;
       po.seed = static_cast<uint64_t>(seed);
       const auto profile = profile::profile_run(dir, po, profile_path);
       log::info("profiled {} in {:.1f} s -> {}", dir, profile.seconds, profile_path);

@@ -39,7 +39,7 @@ namespace {
 using Index = int64_t;
 constexpr Index kNone = -1;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGiB = kBytesPerGiB;
 
 std::string describe(const PersistenceBudget& budget) {
   char memory[64] = "no memory limit", time[64] = "no time limit";

@@ -12,7 +12,9 @@
 //     count: total                   # total | non_embedding
 //     tolerance: 1.0e-5              # relative (0.001%)
 //   reference: conventional          # the arm others are compared with (default: budget.reference, else the first)
-//   profile: {arm: conventional, tokens: 512}   # the run whose work profile guides geometry schedules
+//   profile: {arm: conventional, tokens: 512}   # the run whose work profile guides geometry schedules;
+//                                    # also seed, ph_threshold (1), ph_memory (GiB, 2), ph_seconds (300),
+//                                    # topo_norm (linf | l2): as `ffnshape profile`'s flags
 //   arms:
 //     - name: conventional
 //     - name: hourglass
@@ -27,12 +29,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ffnshape/config/run_config.h"
+#include "ffnshape/geometry/persistence.h"
 #include "ffnshape/params/count.h"
 #include "ffnshape/params/iso.h"
 
@@ -56,6 +60,9 @@ struct ProfileSpec {
   std::string arm;        // the uniform reference arm that is profiled
   int64_t seed = 0;       // its run to profile (default: the first seed)
   int64_t tokens = 512;
+  double ph_threshold = 1.0;                 // topo: Rips edges up to this fraction of the largest distance
+  geometry::PersistenceBudget ph_budget;     // per diagram
+  double topo_internal_p = std::numeric_limits<double>::infinity();  // ground norm: L-inf, or 2 (L2)
 };
 
 struct ExperimentSpec {

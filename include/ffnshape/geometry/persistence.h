@@ -35,8 +35,10 @@ using PersistenceDiagram = std::vector<PersistencePair>;
 // Limits on one rips_h1 call; 0 = no limit. Checked about every million elementary steps, so the
 // computation stops a fraction of a second past a limit (memory: at most one doubling of a growing buffer
 // past it).
+inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
 struct PersistenceBudget {
-  double memory_bytes = 2.0 * 1024 * 1024 * 1024;  // 2 GiB
+  double memory_bytes = 2.0 * kBytesPerGiB;
   double seconds = 300;
 };
 
