@@ -35,6 +35,7 @@ set(FFNSHAPE_SOURCES
   src/train/checkpoint.cpp
   src/train/host_allocator.cpp
   src/train/trainer.cpp
+  src/train/progress_log.cpp
   src/train/device.cpp
   src/train/loader.cpp
   src/train/tokenizer.cpp

@@ -24,6 +24,7 @@
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/tokenizer.h"
+#include "progress_log.h"
 
 namespace fs = std::filesystem;
 
@@ -34,46 +35,6 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Peak matrix-multiply throughput of the device in the training dtype, for MFU: the fastest of
-// several timed products, so a busy moment at start-up does not understate the peak.
-double measure_peak_flops(torch::Device device, torch::ScalarType dtype) {
-  const int64_t n = device.is_cuda() ? 8192 : 1024;
-  auto a = torch::randn({n, n}, torch::TensorOptions().device(device)).to(dtype);
-  auto b = torch::randn({n, n}, torch::TensorOptions().device(device)).to(dtype);
-  auto sync = [&] {
-    if (device.is_cuda()) torch::cuda::synchronize();
-  };
-  torch::mm(a, b);
-  sync();
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 8; ++i) {
-    const auto start = Clock::now();
-    torch::mm(a, b);
-    sync();
-    best = std::min(best, seconds_since(start));
-  }
-  return 2.0 * static_cast<double>(n) * n * n / best;
-}
-
-// The MFU denominator: train.peak_tflops when set, the published peak of a known GPU, else a
-// product timed now. Returns FLOP/s and where the figure came from.
-std::pair<double, std::string> peak_flops(const TrainConfig& tc, torch::Device device, torch::ScalarType dtype) {
-  if (tc.peak_tflops > 0) return {tc.peak_tflops * 1e12, "train.peak_tflops"};
-  if (device.is_cuda()) {
-    const auto name = device_name(device);
-    if (const auto published = published_peak_flops(name, tc.precision, tc.tf32 && dtype == torch::kFloat)) {
-      return {*published, "published peak of " + name};
-    }
-    log::warn("no published peak for '{}': MFU is against a timed product (set train.peak_tflops to fix it)", name);
-  }
-  return {measure_peak_flops(device, dtype), "timed " + std::string(torch::toString(dtype)) + " product"};
-}
 
 // Process-wide switches a run asks for: threads, TF32, deterministic kernels.
 void configure_backend(const TrainConfig& tc, torch::Device device) {
@@ -96,37 +57,6 @@ std::vector<Batch> draw_step(TokenLoader& loader, int64_t micro_batches, torch::
     micro.emplace_back(windows.narrow(1, 0, seq), windows.narrow(1, 1, seq));
   }
   return micro;
-}
-
-std::string format_gb(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
-  return text;
-}
-
-std::string format_eta(double seconds) {
-  const auto s = static_cast<int64_t>(seconds);
-  char text[32];
-  std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
-                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
-  return text;
-}
-
-// metrics.jsonl kept consistent with a resumed run: entries after the resumed step are dropped.
-void truncate_metrics(const fs::path& path, int64_t step) {
-  if (!fs::exists(path)) return;
-  std::ifstream in(path);
-  std::vector<std::string> kept;
-  for (std::string line; std::getline(in, line);) {
-    try {
-      if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept.push_back(line);
-    } catch (const nlohmann::json::exception&) {
-      // A torn last line from a killed run: drop it.
-    }
-  }
-  in.close();
-  std::ofstream out(path, std::ios::trunc);
-  for (const auto& line : kept) out << line << "\n";
 }
 
 }  // namespace
@@ -269,24 +199,24 @@ void write_summary(const fs::path& run_dir, const RunConfig& config, const Train
 
 }  // namespace
 
-TrainResult train(const RunConfig& requested, const TrainOptions& options) {
-  RunConfig config = requested;
-  schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
+namespace {
+
+// What one run trains: the model, its optimizer, the training stream and the fixed validation batches.
+struct TrainingRun {
+  nn::TransformerLM model{nullptr};
+  std::unique_ptr<torch::optim::AdamW> optimizer;
+  std::unique_ptr<TokenLoader> loader;
+  std::vector<Batch> val_batches;  // empty without data.val
+};
+
+TrainingRun build_run(const RunConfig& config, torch::Device device) {
   const auto& tc = config.train;
-  check_run_config(config, options);
-  const auto device = resolve_device(tc.device);
-  configure_backend(tc, device);
-  keep_host_memory_mapped();
-  const fs::path run_dir(options.run_dir);
-  fs::create_directories(run_dir);
-  const auto resume_from = resume_point(options);
-
+  TrainingRun run;
   torch::manual_seed(tc.seed);
-  nn::TransformerLM model(config.model);
-  model->to(device);
-  model->set_activation_checkpointing(tc.activation_checkpointing);
-  auto optimizer = make_optimizer(model, config.optimizer, device);
-
+  run.model = nn::TransformerLM(config.model);
+  run.model->to(device);
+  run.model->set_activation_checkpointing(tc.activation_checkpointing);
+  run.optimizer = make_optimizer(run.model, config.optimizer, device);
   LoaderOptions lo;
   lo.pattern = config.data.train;
   lo.seq_len = tc.seq_len;
@@ -294,123 +224,113 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   lo.seed = tc.seed;
   lo.vocab_size = config.model.vocab_size;
   lo.pin_memory = device.is_cuda();
-  TokenLoader loader(lo);
+  run.loader = std::make_unique<TokenLoader>(lo);
   // Read once, before anything is written: a bad validation glob fails now, not at the first eval.
-  const bool has_val = !config.data.val.empty();
-  const auto val_batches = has_val ? validation_set(config, config.data.val) : std::vector<Batch>{};
+  if (!config.data.val.empty()) run.val_batches = validation_set(config, config.data.val);
+  return run;
+}
 
-  TrainingState state;
-  if (resume_from) {
-    state = load_checkpoint(*resume_from, model, optimizer.get(), device);
-    loader.set_state(state.loader);
-    if (state.step >= tc.steps && fs::exists(run_dir / "summary.json")) return finished_run(run_dir, state);
-    if (!options.quiet) log::info("resuming from {} (step {})", *resume_from, state.step);
-  }
-  {
-    std::ofstream(run_dir / "config.yaml") << to_yaml(config);
-  }
-  truncate_metrics(run_dir / "metrics.jsonl", state.step);
-  std::ofstream metrics(run_dir / "metrics.jsonl", std::ios::app);
+struct StepStats {
+  double loss = 0, grad_norm = 0, lr = 0;
+};
 
-  if (options.install_signal_handlers) {
-    g_stop.store(false);
-    std::signal(SIGINT, on_stop_signal);
-    std::signal(SIGTERM, on_stop_signal);
+// One optimizer step: learning rate, forward and backward over the step's micro-batches, clipping,
+// and the update, refused before it happens when the loss or the gradient norm is not finite.
+StepStats optimizer_step(TrainingRun& run, const RunConfig& config, torch::Device device, int64_t step) {
+  const auto& tc = config.train;
+  StepStats stats;
+  stats.lr = learning_rate(config.optimizer, step, tc.steps);
+  set_learning_rate(*run.optimizer, stats.lr);
+  run.optimizer->zero_grad();
+  stats.loss = accumulate_gradients(run.model, draw_step(*run.loader, tc.grad_accum, device), device, tc.precision);
+  const double clip = config.optimizer.clip > 0 ? config.optimizer.clip : std::numeric_limits<double>::infinity();
+  stats.grad_norm = torch::nn::utils::clip_grad_norm_(run.model->parameters(), clip);
+  if (!std::isfinite(stats.loss) || !std::isfinite(stats.grad_norm)) {
+    throw NonFiniteLoss("the loss became non-finite at step " + std::to_string(step + 1) + " (loss " +
+                        std::to_string(stats.loss) + ", grad norm " + std::to_string(stats.grad_norm) +
+                        "); the last complete checkpoint is untouched\n  fix: lower optimizer.lr, raise "
+                        "warmup_steps, or train in fp32; then rerun with --resume auto");
   }
+  run.optimizer->step();
+  return stats;
+}
 
-  const auto dtype = tc.precision == Precision::bf16 ? torch::kBFloat16 : torch::kFloat;
-  const double flops_per_token = count_flops(config.model, tc.seq_len).training_per_token;
-  const auto [peak, peak_source] = peak_flops(tc, device, dtype);
-  if (!options.quiet) {
-    log::info("{} on {} ({}); MFU against {:.1f} TFLOP/s ({})", to_string(tc.precision), device.str(),
-              device_name(device), peak / 1e12, peak_source);
-  }
-  const int64_t tokens_per_step = tc.micro_batch * tc.grad_accum * tc.seq_len;
-  reset_peak_memory(device);
-
-  TrainResult result;
-  result.val_loss = result.val_ppl = std::nan("");
-  double mfu = 0;
+// The step loop, from state.step to train.steps or to a stop request; evaluates and checkpoints on
+// the config's schedule and at the end.
+void run_steps(TrainingRun& run, TrainingState& state, ProgressLog& progress, const RunConfig& config,
+               const TrainOptions& options, torch::Device device, TrainResult& result) {
+  const auto& tc = config.train;
+  const bool has_val = !run.val_batches.empty();
   auto save = [&] {
-    state.loader = loader.state();
-    save_checkpoint(checkpoint_dir(options.run_dir, state.step), model, *optimizer, state);
+    state.loader = run.loader->state();
+    save_checkpoint(checkpoint_dir(options.run_dir, state.step), run.model, *run.optimizer, state);
     prune_checkpoints(options.run_dir, config.checkpoint.keep);
   };
   auto run_eval = [&] {
-    std::tie(result.val_loss, result.val_ppl) = evaluate(model, val_batches, device, tc.precision);
-    metrics << nlohmann::json{{"step", state.step}, {"val_loss", result.val_loss}, {"val_ppl", result.val_ppl}}.dump()
-            << std::endl;
-    if (!options.quiet) log::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", state.step, result.val_loss, result.val_ppl);
+    std::tie(result.val_loss, result.val_ppl) = evaluate(run.model, run.val_batches, device, tc.precision);
+    progress.eval(state.step, result.val_loss, result.val_ppl);
   };
-
-  model->train();
-  const auto run_start = Clock::now();
-  const double elapsed_before = state.elapsed_s;
-  auto window_start = Clock::now();
-  int64_t window_tokens = 0;
+  run.model->train();
   while (state.step < tc.steps) {
-    const double lr = learning_rate(config.optimizer, state.step, tc.steps);
-    set_learning_rate(*optimizer, lr);
-    optimizer->zero_grad();
-
-    const auto micro = draw_step(loader, tc.grad_accum, device);
-    const double step_loss = accumulate_gradients(model, micro, device, tc.precision);
-    const double grad_norm =
-        config.optimizer.clip > 0
-            ? torch::nn::utils::clip_grad_norm_(model->parameters(), config.optimizer.clip)
-            : torch::nn::utils::clip_grad_norm_(model->parameters(), std::numeric_limits<double>::infinity());
-    if (!std::isfinite(step_loss) || !std::isfinite(grad_norm)) {
-      throw NonFiniteLoss("the loss became non-finite at step " + std::to_string(state.step + 1) + " (loss " +
-                          std::to_string(step_loss) + ", grad norm " + std::to_string(grad_norm) +
-                          "); the last complete checkpoint is untouched\n  fix: lower optimizer.lr, raise "
-                          "warmup_steps, or train in fp32; then rerun with --resume auto");
-    }
-    optimizer->step();
+    const auto stats = optimizer_step(run, config, device, state.step);
     ++state.step;
-    state.tokens_seen += tokens_per_step;
-    window_tokens += tokens_per_step;
-    result.losses.push_back(step_loss);
-    result.final_loss = step_loss;
-
-    if (state.step % config.log.every == 0 || state.step == tc.steps) {
-      const double window_s = seconds_since(window_start);
-      const double tokens_per_s = static_cast<double>(window_tokens) / window_s;
-      mfu = tokens_per_s * flops_per_token / peak;
-      const double eta = static_cast<double>(tc.steps - state.step) * tokens_per_step / tokens_per_s;
-      const int64_t memory = peak_memory_bytes(device);
-      metrics << nlohmann::json{{"step", state.step},   {"loss", step_loss},          {"lr", lr},
-                                {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
-                                {"peak_memory_bytes", memory},
-                                {"elapsed_s", elapsed_before + seconds_since(run_start)}}
-                     .dump()
-              << std::endl;
-      if (!options.quiet) {
-        log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | MFU {:.1f}% | mem {} | ETA {}", state.step,
-                  tc.steps, step_loss, lr, tokens_per_s, 100.0 * mfu, format_gb(memory), format_eta(eta));
-      }
-      window_start = Clock::now();
-      window_tokens = 0;
-    }
-    state.elapsed_s = elapsed_before + seconds_since(run_start);
+    state.tokens_seen += tc.micro_batch * tc.grad_accum * tc.seq_len;
+    result.losses.push_back(stats.loss);
+    result.final_loss = stats.loss;
+    progress.step(state.step, stats.loss, stats.lr, stats.grad_norm);
+    state.elapsed_s = progress.elapsed_s();
     const bool last = state.step == tc.steps;
     if (has_val && config.eval.every > 0 && state.step % config.eval.every == 0 && !last) run_eval();
     if (g_stop.load() || (options.stop_at_step > 0 && state.step >= options.stop_at_step && !last)) {
       save();
       if (!options.quiet) log::warn("stopped at step {}; checkpoint saved, rerun with --resume auto", state.step);
       result.interrupted = true;
-      break;
+      return;
     }
     if (!last && config.checkpoint.every > 0 && state.step % config.checkpoint.every == 0) save();
   }
-  if (!result.interrupted) {
-    if (has_val) run_eval();
-    save();
+  if (has_val) run_eval();
+  save();
+}
+
+}  // namespace
+
+TrainResult train(const RunConfig& requested, const TrainOptions& options) {
+  RunConfig config = requested;
+  schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
+  check_run_config(config, options);
+  const auto device = resolve_device(config.train.device);
+  configure_backend(config.train, device);
+  keep_host_memory_mapped();
+  const fs::path run_dir(options.run_dir);
+  fs::create_directories(run_dir);
+  const auto resume_from = resume_point(options);
+
+  auto run = build_run(config, device);
+  TrainingState state;
+  if (resume_from) {
+    state = load_checkpoint(*resume_from, run.model, run.optimizer.get(), device);
+    run.loader->set_state(state.loader);
+    if (state.step >= config.train.steps && fs::exists(run_dir / "summary.json")) return finished_run(run_dir, state);
+    if (!options.quiet) log::info("resuming from {} (step {})", *resume_from, state.step);
   }
+  std::ofstream(run_dir / "config.yaml") << to_yaml(config);
+  ProgressLog progress(run_dir / "metrics.jsonl", state.step, config, device, state.elapsed_s, options.quiet);
+  if (options.install_signal_handlers) {
+    g_stop.store(false);
+    std::signal(SIGINT, on_stop_signal);
+    std::signal(SIGTERM, on_stop_signal);
+  }
+  reset_peak_memory(device);
+
+  TrainResult result;
+  result.val_loss = result.val_ppl = std::nan("");
+  run_steps(run, state, progress, config, options, device, result);
   result.steps_done = state.step;
   result.tokens_seen = state.tokens_seen;
   result.tokens_per_s = static_cast<double>(state.tokens_seen) / std::max(state.elapsed_s, 1e-9);
   result.peak_memory_bytes = peak_memory_bytes(device);
-  write_summary(run_dir, config, state, result, device, mfu);
+  write_summary(run_dir, config, state, result, device, progress.mfu());
   return result;
 }
 

@@ -1,0 +1,138 @@
+#include "progress_log.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../common/log.h"
+#include "ffnshape/params/count.h"
+#include "ffnshape/train/device.h"
+
+namespace fs = std::filesystem;
+
+namespace ffnshape {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Peak matrix-multiply throughput of the device in the training dtype, for MFU: the fastest of
+// several timed products, so a busy moment at start-up does not understate the peak.
+double measure_peak_flops(torch::Device device, torch::ScalarType dtype) {
+  const int64_t n = device.is_cuda() ? 8192 : 1024;
+  auto a = torch::randn({n, n}, torch::TensorOptions().device(device)).to(dtype);
+  auto b = torch::randn({n, n}, torch::TensorOptions().device(device)).to(dtype);
+  auto sync = [&] {
+    if (device.is_cuda()) torch::cuda::synchronize();
+  };
+  torch::mm(a, b);
+  sync();
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 8; ++i) {
+    const auto start = Clock::now();
+    torch::mm(a, b);
+    sync();
+    best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * static_cast<double>(n) * n * n / best;
+}
+
+// The MFU denominator: train.peak_tflops when set, the published peak of a known GPU, else a
+// product timed now. Returns FLOP/s and where the figure came from.
+std::pair<double, std::string> peak_flops(const TrainConfig& tc, torch::Device device, torch::ScalarType dtype) {
+  if (tc.peak_tflops > 0) return {tc.peak_tflops * 1e12, "train.peak_tflops"};
+  if (device.is_cuda()) {
+    const auto name = device_name(device);
+    if (const auto published = published_peak_flops(name, tc.precision, tc.tf32 && dtype == torch::kFloat)) {
+      return {*published, "published peak of " + name};
+    }
+    log::warn("no published peak for '{}': MFU is against a timed product (set train.peak_tflops to fix it)", name);
+  }
+  return {measure_peak_flops(device, dtype), "timed " + std::string(torch::toString(dtype)) + " product"};
+}
+
+std::string format_gb(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return text;
+}
+
+std::string format_eta(double seconds) {
+  const auto s = static_cast<int64_t>(seconds);
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  return text;
+}
+
+// metrics.jsonl kept consistent with a resumed run: entries after the resumed step are dropped.
+void truncate_metrics(const fs::path& path, int64_t step) {
+  if (!fs::exists(path)) return;
+  std::ifstream in(path);
+  std::vector<std::string> kept;
+  for (std::string line; std::getline(in, line);) {
+    try {
+      if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept.push_back(line);
+    } catch (const nlohmann::json::exception&) {
+      // A torn last line from a killed run: drop it.
+    }
+  }
+  in.close();
+  std::ofstream out(path, std::ios::trunc);
+  for (const auto& line : kept) out << line << "\n";
+}
+
+}  // namespace
+
+ProgressLog::ProgressLog(const fs::path& metrics_path, int64_t resumed_step, const RunConfig& config,
+                         torch::Device device, double elapsed_before, bool quiet)
+    : config_(config), device_(device), quiet_(quiet), elapsed_before_(elapsed_before) {
+  truncate_metrics(metrics_path, resumed_step);
+  metrics_.open(metrics_path, std::ios::app);
+  const auto& tc = config.train;
+  const auto dtype = tc.precision == Precision::bf16 ? torch::kBFloat16 : torch::kFloat;
+  flops_per_token_ = count_flops(config.model, tc.seq_len).training_per_token;
+  std::string source;
+  std::tie(peak_flops_, source) = peak_flops(tc, device, dtype);
+  tokens_per_step_ = tc.micro_batch * tc.grad_accum * tc.seq_len;
+  if (!quiet_) {
+    log::info("{} on {} ({}); MFU against {:.1f} TFLOP/s ({})", to_string(tc.precision), device.str(),
+              device_name(device), peak_flops_ / 1e12, source);
+  }
+  run_start_ = window_start_ = Clock::now();
+}
+
+double ProgressLog::elapsed_s() const { return elapsed_before_ + seconds_since(run_start_); }
+
+bool ProgressLog::step(int64_t step, double loss, double lr, double grad_norm) {
+  const int64_t total = config_.train.steps;
+  window_tokens_ += tokens_per_step_;
+  if (step % config_.log.every != 0 && step != total) return false;
+  const double tokens_per_s = static_cast<double>(window_tokens_) / seconds_since(window_start_);
+  mfu_ = tokens_per_s * flops_per_token_ / peak_flops_;
+  const double eta = static_cast<double>(total - step) * tokens_per_step_ / tokens_per_s;
+  const int64_t memory = peak_memory_bytes(device_);
+  metrics_ << nlohmann::json{{"step", step},           {"loss", loss},   {"lr", lr},
+                             {"grad_norm", grad_norm}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu_},
+                             {"peak_memory_bytes", memory}, {"elapsed_s", elapsed_s()}}
+                  .dump()
+           << std::endl;
+  if (!quiet_) {
+    log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | MFU {:.1f}% | mem {} | ETA {}", step, total,
+              loss, lr, tokens_per_s, 100.0 * mfu_, format_gb(memory), format_eta(eta));
+  }
+  window_start_ = Clock::now();
+  window_tokens_ = 0;
+  return true;
+}
+
+void ProgressLog::eval(int64_t step, double val_loss, double val_ppl) {
+  metrics_ << nlohmann::json{{"step", step}, {"val_loss", val_loss}, {"val_ppl", val_ppl}}.dump() << std::endl;
+  if (!quiet_) log::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", step, val_loss, val_ppl);
+}
+
+}  // namespace ffnshape
