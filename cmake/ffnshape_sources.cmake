@@ -36,6 +36,7 @@ set(FFNSHAPE_SOURCES
   src/train/host_allocator.cpp
   src/train/trainer.cpp
   src/train/progress_log.cpp
+  src/train/distributed_env.cpp
   src/train/device.cpp
   src/train/loader.cpp
   src/train/tokenizer.cpp

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "ffnshape/config/config_error.h"
 #include "ffnshape/train/data_error.h"
+#include "ffnshape/train/distributed_env.h"
 
 namespace {
 
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
     }
     return kExitUsage;
   } catch (const ffnshape::ConfigError& e) {
+    return report(e.what(), kExitUsage);
+  } catch (const ffnshape::DistributedEnvError& e) {  // a launcher's variables that make no sense
     return report(e.what(), kExitUsage);
   } catch (const ffnshape::DataError& e) {
     return report(e.what(), kExitUsage);
