@@ -17,6 +17,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev libgtest-dev nlohmann-json3-dev
   libsentencepiece-dev    # the tokenizer: SentencePiece BPE (found through pkg-config)
   libhera-dev libboost-dev  # Hera: Wasserstein distances between persistence diagrams
+  libgloo-dev             # the headers c10d's Gloo process group needs (the wheel ships its library only)
   libgudhi-dev ripser     # reference persistent homology for the tests and benchmarks
   python3-pot python3-gudhi  # reference Gromov-Wasserstein (POT) and diagrams for tests and benchmarks
   python3 python3-venv python3-yaml  # the virtual environment; the CLI tests read JSON and YAML

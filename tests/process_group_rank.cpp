@@ -1,0 +1,29 @@
+// One rank of tests/process_group_test.sh: joins the job its environment describes (RANK, WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT), then all-reduces rank + 1 and receives rank 0's tensor, and prints both.
+// With a second argument "leave", rank 1 exits right after joining, as a rank that dies would.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "ffnshape/train/process_group.h"
+
+int main(int argc, char** argv) {
+  const auto timeout = std::chrono::milliseconds(argc > 1 ? std::atoi(argv[1]) : 30000);
+  try {
+    const auto env = ffnshape::read_distributed_env();
+    ffnshape::ProcessGroup group(env, timeout);
+    if (argc > 2 && std::string(argv[2]) == "leave" && group.rank() == 1) std::_Exit(0);
+    std::vector<torch::Tensor> sum{torch::full({3}, group.rank() + 1.0)};
+    group.all_reduce_sum(sum);
+    std::vector<torch::Tensor> from_root{group.rank() == 0 ? torch::arange(4.0) : torch::zeros({4})};
+    group.broadcast(from_root, 0);
+    group.barrier();
+    std::cout << "rank " << group.rank() << " of " << group.world_size() << ": sum " << sum[0][0].item<double>()
+              << ", broadcast " << from_root[0].sum().item<double>() << std::endl;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
