@@ -161,6 +161,7 @@ expect 1 "persistence past its budget" -- "$FFNSHAPE" profile "$tmp/geo/uniform/
   --stats topo --geometries spherical --ph-memory 0.000001 --threads 1
 contains "layer 0, spherical geometry, X (entering the FFN): Rips persistence (H1) of 48 points" "$err" "budget message names the layer"
 contains "fix: fewer tokens (--tokens, now 48), a Rips threshold (--ph-threshold" "$err" "budget message says what to change"
+contains "the profile section's tokens, ph_threshold, ph_memory and ph_seconds" "$err" "and names the experiment keys"
 [ ! -e "$tmp/q.json" ] || fail "a profile stopped by the budget writes no file"
 
 # Malformed experiment files: exit 2 with the key and a hint.

@@ -85,10 +85,11 @@ geometry::PersistenceDiagram layer_diagram(const torch::Tensor& distances, doubl
     for (auto& p : diagram) p.death = std::min(p.death, threshold);
     return diagram;
   } catch (const geometry::PersistenceBudgetExceeded& e) {
-    char fix[320];
+    char fix[512];
     std::snprintf(fix, sizeof fix,
                   "\n  fix: fewer tokens (--tokens, now %lld), a Rips threshold (--ph-threshold, a fraction of the "
-                  "largest distance, now %g), or a larger budget (--ph-memory GiB, --ph-seconds)",
+                  "largest distance, now %g), or a larger budget (--ph-memory GiB, --ph-seconds); in an experiment "
+                  "file, the profile section's tokens, ph_threshold, ph_memory and ph_seconds",
                   static_cast<long long>(o.tokens), o.ph_threshold);
     throw geometry::PersistenceBudgetExceeded("layer " + std::to_string(layer) + ", " + geometry::to_string(g) +
                                               " geometry, " + cloud + ": " + e.what() + fix);
