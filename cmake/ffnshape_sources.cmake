@@ -38,6 +38,7 @@ set(FFNSHAPE_SOURCES
   src/train/progress_log.cpp
   src/train/distributed_env.cpp
   src/train/process_group.cpp
+  src/train/data_parallel.cpp
   src/train/device.cpp
   src/train/loader.cpp
   src/train/tokenizer.cpp

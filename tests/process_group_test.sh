@@ -17,6 +17,19 @@ wait %2 || fail "rank 1: $(cat "$tmp/out1")"
 grep -qx "rank 0 of 2: sum 3, broadcast 6" "$tmp/out0" || fail "rank 0 printed: $(cat "$tmp/out0")"
 grep -qx "rank 1 of 2: sum 3, broadcast 6" "$tmp/out1" || fail "rank 1 printed: $(cat "$tmp/out1")"
 
+# Data parallelism's two collectives: rank 0's weights everywhere; gradients averaged across ranks in
+# several buckets: mean of 1x and 2x (1..15) sums to 1.5 * 120 = 180 for the weight, 1.5 * 6 = 9 for the bias.
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 120 "$rank_bin" 30000 grads >"$tmp/grads$r" 2>&1 &
+done
+wait %1 || fail "rank 0 (grads): $(cat "$tmp/grads0")"
+wait %2 || fail "rank 1 (grads): $(cat "$tmp/grads1")"
+initial=$(sed -n 's/^rank 0 initial weights //p' "$tmp/grads0")
+[ -n "$initial" ] || fail "rank 0 printed no initial weights: $(cat "$tmp/grads0")"
+for r in 0 1; do
+  grep -qx "rank $r weights $initial grads 180 9" "$tmp/grads$r" || fail "rank $r (initial $initial): $(cat "$tmp/grads$r")"
+done
+
 # Rank 1 never starts: rank 0 must give up after its 3 s timeout with a message naming itself.
 start=$(date +%s)
 set +e
