@@ -25,7 +25,6 @@
 namespace ffnshape::cli {
 namespace {
 
-constexpr double kGiB = geometry::kBytesPerGiB;
 
 struct GeometryCliOptions {
   std::string a, b;
@@ -35,12 +34,12 @@ struct GeometryCliOptions {
   std::string solver = "cg";
   std::optional<double> epsilon;
   std::string topo_norm = "linf";
-  double ph_memory_gib = geometry::PersistenceBudget{}.memory_bytes / kGiB;
+  double ph_memory_gib = geometry::PersistenceBudget{}.memory_bytes / geometry::kBytesPerGiB;
   double ph_seconds = geometry::PersistenceBudget{}.seconds;
   bool json = false;
 };
 
-geometry::PersistenceBudget budget(const GeometryCliOptions& o) { return {o.ph_memory_gib * kGiB, o.ph_seconds}; }
+geometry::PersistenceBudget budget(const GeometryCliOptions& o) { return {o.ph_memory_gib * geometry::kBytesPerGiB, o.ph_seconds}; }
 
 geometry::GeometryOptions geometry_options(const GeometryCliOptions& o) {
   return {geometry::parse_geometry(o.geometry), o.radius};

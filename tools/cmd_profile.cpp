@@ -15,7 +15,6 @@
 namespace ffnshape::cli {
 namespace {
 
-constexpr double kGiB = geometry::kBytesPerGiB;
 
 struct ProfileCliOptions {
   std::string target;
@@ -33,7 +32,7 @@ struct ProfileCliOptions {
   int64_t eval_batches = 4;
   int threads = 0;
   double ph_threshold = 1.0;
-  double ph_memory_gib = geometry::PersistenceBudget{}.memory_bytes / kGiB;
+  double ph_memory_gib = geometry::PersistenceBudget{}.memory_bytes / geometry::kBytesPerGiB;
   double ph_seconds = geometry::PersistenceBudget{}.seconds;
   std::string topo_norm = "linf";
 };
@@ -56,7 +55,7 @@ int run(const ProfileCliOptions& o) {
   options.eval_batches = o.eval_batches;
   options.threads = o.threads;
   options.ph_threshold = o.ph_threshold;
-  options.ph_budget = {o.ph_memory_gib * kGiB, o.ph_seconds};
+  options.ph_budget = {o.ph_memory_gib * geometry::kBytesPerGiB, o.ph_seconds};
   options.topo_internal_p = o.topo_norm == "l2" ? 2.0 : std::numeric_limits<double>::infinity();
 
   const auto result = profile::profile_run(o.target, options, o.out, o.data);

@@ -39,11 +39,10 @@ namespace {
 using Index = int64_t;
 constexpr Index kNone = -1;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr double kGiB = kBytesPerGiB;
 
 std::string describe(const PersistenceBudget& budget) {
   char memory[64] = "no memory limit", time[64] = "no time limit";
-  if (budget.memory_bytes > 0) std::snprintf(memory, sizeof memory, "%.3g GiB of memory", budget.memory_bytes / kGiB);
+  if (budget.memory_bytes > 0) std::snprintf(memory, sizeof memory, "%.3g GiB of memory", budget.memory_bytes / kBytesPerGiB);
   if (budget.seconds > 0) std::snprintf(time, sizeof time, "%g s", budget.seconds);
   return std::string(memory) + ", " + time;
 }
@@ -361,7 +360,7 @@ class RipsH1 {
     std::snprintf(text, sizeof text,
                   "Rips persistence (H1) of %lld points stopped at its %s budget (%s): %.3g GiB in use after %.1f s, "
                   "%zu of %zu columns reduced, edges up to %g%s",
-                  static_cast<long long>(n_), what, describe(budget_).c_str(), bytes / kGiB, seconds, pivot_of_.size(),
+                  static_cast<long long>(n_), what, describe(budget_).c_str(), bytes / kBytesPerGiB, seconds, pivot_of_.size(),
                   columns_.size(), threshold_, kBudgetAdvice);
     throw PersistenceBudgetExceeded(text);
   }
@@ -406,7 +405,7 @@ PersistenceDiagram rips_h1(const torch::Tensor& distances, double threshold, con
   if (budget.memory_bytes > 0 && start_bytes > budget.memory_bytes) {
     char text[256];
     std::snprintf(text, sizeof text, "Rips persistence (H1) of %lld points needs %.3g GiB before it starts, over its budget (%s)%s",
-                  static_cast<long long>(n), start_bytes / kGiB, describe(budget).c_str(), kBudgetAdvice);
+                  static_cast<long long>(n), start_bytes / kBytesPerGiB, describe(budget).c_str(), kBudgetAdvice);
     throw PersistenceBudgetExceeded(text);
   }
   const auto x = distances.to(torch::kCPU, torch::kDouble).contiguous();
