@@ -39,6 +39,7 @@ set(FFNSHAPE_SOURCES
   src/train/distributed_env.cpp
   src/train/process_group.cpp
   src/train/data_parallel.cpp
+  src/train/ranks.cpp
   src/train/device.cpp
   src/train/loader.cpp
   src/train/tokenizer.cpp

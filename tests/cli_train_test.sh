@@ -57,14 +57,12 @@ contains '"step": 20' "$out" "eval names the step"
 
 expect 0 "train on uint32 shards" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run32" \
   --set "data.train=$tmp/u32_*.bin" --set train.steps=3
-# Started as one of several ranks: refused before anything is written, whichever launcher.
-expect 2 "torchrun with two ranks" -- env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
-  "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/ranked"
-contains "started by torchrun as rank 1 of 2" "$err" "the refusal names the launcher and rank"
-[ ! -e "$tmp/ranked" ] || fail "a refused rank wrote nothing"
+# A launcher's contradiction is refused before anything is written (tests/data_parallel_test.sh
+# trains with ranks).
 expect 2 "srun with a broken rank" -- env SLURM_PROCID=4 SLURM_STEP_NUM_TASKS=2 SLURM_JOB_NODELIST=n1 \
   "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/ranked"
 contains "rank 4 is outside a world of 2" "$err" "the launcher's contradiction is named"
+[ ! -e "$tmp/ranked" ] || fail "a refused rank wrote nothing"
 expect 0 "resume of a finished run" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run"
 contains "already finished" "$out" "a finished run says so"
 python3 - "$tmp/run" "$tmp/out" <<'PY' || fail "a finished run reports its real final loss"

@@ -291,31 +291,44 @@ TEST(Loader, ResumesExactlyFromState) {
   }
 }
 
-TEST(Loader, RanksDrawDisjointWindows) {
+// R ranks of batch b read, row for row, the global batch one loader of batch R * b reads.
+TEST(Loader, RanksSplitTheGlobalBatch) {
   TempDir dir;
   const std::vector<int64_t> sizes = {3000, 2500, 4000};
-  LoaderOptions o;
-  o.pattern = numbered_shards(dir, sizes);
-  o.seq_len = 16;
-  o.batch = 8;
-  o.seed = 1;
-  o.world = 2;
-  std::set<int64_t> starts[2];
-  for (int64_t rank = 0; rank < 2; ++rank) {
-    o.rank = rank;
-    TokenLoader loader(o);
-    for (int i = 0; i < 300; ++i) {
-      for (auto s : starts_of(loader.next().first)) {
-        starts[rank].insert(s);
+  for (bool sequential : {false, true}) {
+    LoaderOptions o;
+    o.pattern = numbered_shards(dir, sizes);
+    o.seq_len = 16;
+    o.seed = 1;
+    o.sequential = sequential;
+    o.batch = 6;
+    TokenLoader whole(o);
+    o.batch = 2;
+    o.world = 3;
+    std::vector<std::unique_ptr<TokenLoader>> ranks;
+    for (int64_t rank = 0; rank < 3; ++rank) {
+      o.rank = rank;
+      ranks.push_back(std::make_unique<TokenLoader>(o));
+    }
+    std::set<int64_t> seen;
+    for (int i = 0; i < 40; ++i) {
+      const auto expected = whole.next_windows();
+      for (int64_t rank = 0; rank < 3; ++rank) {
+        const auto got = ranks[rank]->next_windows();
+        EXPECT_TRUE(torch::equal(got, expected.narrow(0, 2 * rank, 2))) << "batch " << i << ", rank " << rank;
+      }
+      for (auto s : starts_of(expected.narrow(1, 0, 16))) {
         EXPECT_LE(s % kStride + 17, sizes[s / kStride]);  // a whole window inside the shard
+        seen.insert(s);
       }
     }
+    if (!sequential) {
+      // Random starts are not tied to window boundaries.
+      int64_t unaligned = 0;
+      for (auto s : seen) unaligned += (s % kStride) % 17 != 0;
+      EXPECT_GT(unaligned, 0);
+    }
   }
-  for (auto s : starts[0]) EXPECT_EQ(starts[1].count(s), 0u) << "both ranks drew the window at " << s;
-  // Random starts are not tied to slot boundaries.
-  int64_t unaligned = 0;
-  for (auto s : starts[0]) unaligned += (s % kStride) % 17 != 0;
-  EXPECT_GT(unaligned, 0);
 }
 
 TEST(Loader, SequentialWalksWindowsInOrderAndWraps) {
@@ -334,7 +347,7 @@ TEST(Loader, SequentialWalksWindowsInOrderAndWraps) {
   for (size_t q = 0; q < seen.size(); ++q) EXPECT_EQ(seen[q], windows[q % windows.size()]) << "sequence " << q;
 }
 
-TEST(Loader, SequentialRanksInterleave) {
+TEST(Loader, SequentialRanksTakeConsecutiveRows) {
   TempDir dir;
   LoaderOptions o;
   o.pattern = numbered_shards(dir, {50, 35});
@@ -350,12 +363,14 @@ TEST(Loader, SequentialRanksInterleave) {
     for (int i = 0; i < 3; ++i) {
       for (auto s : starts_of(loader.next().first)) seen.push_back(s);
     }
-    // Rank r takes windows r, r + 2, r + 4, ...; wrapping within its own windows.
-    for (size_t q = 0; q < seen.size(); ++q) EXPECT_EQ(seen[q], windows[(2 * q + rank) % 8]) << "rank " << rank;
+    // Global batch i holds windows 4i .. 4i + 3 (mod 8); rank r reads the two from 4i + 2r.
+    for (size_t q = 0; q < seen.size(); ++q) {
+      EXPECT_EQ(seen[q], windows[(4 * (q / 2) + 2 * rank + q % 2) % 8]) << "rank " << rank << ", row " << q;
+    }
   }
-  o.world = 9;  // more ranks than windows: the last rank gets none
+  o.world = 9;  // more rows than windows: the walk wraps instead of starving a rank
   o.rank = 8;
-  EXPECT_THROW(TokenLoader{o}, DataError);
+  EXPECT_EQ(starts_of(TokenLoader(o).next().first).front(), windows[16 % 8]);
 }
 
 TEST(Validation, DeterministicEvenlySpacedWindows) {

@@ -70,6 +70,10 @@ TEST(DistributedEnv, SlurmJobStep) {
   EXPECT_EQ(exported.master_addr, "10.0.0.1");
   EXPECT_EQ(exported.master_port, 29400);
   EXPECT_EQ(exported.local_world_size, 2);
+  // Job ids of busy clusters pass ten million.
+  const auto big = read({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_JOB_NODELIST", "a1"},
+                         {"SLURM_JOB_ID", "48123457"}});
+  EXPECT_EQ(big.master_port, 20000 + 48123457 % 20000);
 }
 
 TEST(DistributedEnv, FirstHostOfASlurmNodeList) {

@@ -9,7 +9,6 @@
 #include "commands.h"
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/train/checkpoint.h"
-#include "ffnshape/train/distributed_env.h"
 #include "ffnshape/train/trainer.h"
 
 namespace fs = std::filesystem;
@@ -26,20 +25,13 @@ struct TrainCliOptions {
 };
 
 int run_train(const TrainCliOptions& o) {
-  // Until the trainer joins a process group, ranks started by a launcher would each train the same
-  // run and overwrite one another's checkpoints: refuse before anything is written.
-  if (const auto env = read_distributed_env(); env.distributed()) {
-    std::cerr << "error: started by " << env.launcher << " as rank " << env.rank << " of " << env.world_size
-              << ", but data-parallel training is not available yet\n  fix: start one process "
-                 "(torchrun --nproc_per_node=1, srun --ntasks=1) or run ffnshape train directly\n";
-    return kExitUsage;
-  }
   const auto config = load_run_config(o.config, o.overrides);
   TrainOptions options;
   options.run_dir = o.run_dir.empty() ? (fs::path("runs") / fs::path(o.config).stem()).string() : o.run_dir;
   options.resume = o.resume;
   options.stop_at_step = o.stop_at;
   const auto result = train(config, options);
+  if (result.rank != 0) return result.interrupted ? kExitRuntime : kExitOk;  // rank 0 reports for the job
   if (result.interrupted) {
     std::cerr << "stopped at step " << result.steps_done << "; checkpoint saved in " << options.run_dir
               << "; rerun the same command (--resume auto) to continue\n";

@@ -8,6 +8,7 @@
 #include "ffnshape/config/config_error.h"
 #include "ffnshape/train/data_error.h"
 #include "ffnshape/train/distributed_env.h"
+#include "ffnshape/train/process_group.h"
 
 namespace {
 
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
   } catch (const ffnshape::ConfigError& e) {
     return report(e.what(), kExitUsage);
   } catch (const ffnshape::DistributedEnvError& e) {  // a launcher's variables that make no sense
+    return report(e.what(), kExitUsage);
+  } catch (const ffnshape::RendezvousError& e) {  // ranks launched so that they cannot meet
     return report(e.what(), kExitUsage);
   } catch (const ffnshape::DataError& e) {
     return report(e.what(), kExitUsage);

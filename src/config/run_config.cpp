@@ -159,6 +159,9 @@ void emit_training(YAML::Emitter& out, const RunConfig& c) {
   key("activation_checkpointing") << c.train.activation_checkpointing;
   key("deterministic") << c.train.deterministic;
   key("peak_tflops") << Number{c.train.peak_tflops};
+  key("zero") << c.train.zero;
+  key("bucket_mb") << Number{c.train.bucket_mb};
+  key("collective_timeout_s") << Number{c.train.collective_timeout_s};
   out << YAML::EndMap;
   key("optimizer") << YAML::BeginMap;
   key("lr") << Number{c.optimizer.lr};

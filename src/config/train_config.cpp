@@ -72,6 +72,14 @@ TrainConfig parse_train_config(YamlSection& s) {
   c.activation_checkpointing = s.get("activation_checkpointing", c.activation_checkpointing);
   c.deterministic = s.get("deterministic", c.deterministic);
   c.peak_tflops = non_negative(s, "peak_tflops", c.peak_tflops);
+  c.zero = at_least(s, "zero", c.zero, 0);
+  if (c.zero > 1) throw s.error("zero", "is " + std::to_string(c.zero) + "; only stage 1 exists", "use zero: 0 or 1");
+  c.bucket_mb = non_negative(s, "bucket_mb", c.bucket_mb);
+  if (c.bucket_mb <= 0) throw s.error("bucket_mb", "must be positive", "use e.g. 25 (MB per gradient bucket)");
+  c.collective_timeout_s = non_negative(s, "collective_timeout_s", c.collective_timeout_s);
+  if (c.collective_timeout_s < 1) {
+    throw s.error("collective_timeout_s", "is below 1 s", "use e.g. 600; a lost rank is reported after this long");
+  }
   s.finish();
   return c;
 }

@@ -1,7 +1,9 @@
 #include "ffnshape/train/distributed_env.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 namespace ffnshape {
@@ -9,17 +11,23 @@ namespace {
 
 using Lookup = std::function<const char*(const char*)>;
 
-int integer_variable(const Lookup& lookup, const char* name, int fallback, int minimum) {
+// Ranks, sizes and ports stay far below a million; job ids may not (busy clusters pass 10^7).
+int64_t integer_variable(const Lookup& lookup, const char* name, int64_t fallback, int64_t minimum,
+                         int64_t maximum = 1'000'000) {
   const char* text = lookup(name);
   if (!text || !*text) return fallback;
   char* end = nullptr;
   errno = 0;
-  const long value = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < minimum || value > 1'000'000) {
+  const long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < minimum || value > maximum) {
     throw DistributedEnvError(std::string(name) + "='" + text + "' is not an integer >= " + std::to_string(minimum) +
                               "\n  fix: launch with torchrun or srun, or unset " + name + " for a single process");
   }
-  return static_cast<int>(value);
+  return value;
+}
+
+int small_integer_variable(const Lookup& lookup, const char* name, int fallback, int minimum) {
+  return static_cast<int>(integer_variable(lookup, name, fallback, minimum));
 }
 
 std::string string_variable(const Lookup& lookup, const char* name) {
@@ -30,7 +38,7 @@ std::string string_variable(const Lookup& lookup, const char* name) {
 // The step's tasks per node, "4(x2),3": the first count (nodes of a data-parallel step hold as many
 // tasks each, one per GPU). SLURM_NTASKS_PER_NODE is set only when the job asked for it.
 int tasks_on_this_node(const Lookup& lookup) {
-  if (const int n = integer_variable(lookup, "SLURM_NTASKS_PER_NODE", 0, 1); n > 0) return n;
+  if (const int n = small_integer_variable(lookup, "SLURM_NTASKS_PER_NODE", 0, 1); n > 0) return n;
   auto per_node = string_variable(lookup, "SLURM_STEP_TASKS_PER_NODE");
   if (per_node.empty()) per_node = string_variable(lookup, "SLURM_TASKS_PER_NODE");
   const int n = std::atoi(per_node.c_str());
@@ -40,12 +48,12 @@ int tasks_on_this_node(const Lookup& lookup) {
 DistributedEnv from_torchrun(const Lookup& lookup) {
   DistributedEnv env;
   env.launcher = "torchrun";
-  env.world_size = integer_variable(lookup, "WORLD_SIZE", 1, 1);
-  env.rank = integer_variable(lookup, "RANK", 0, 0);
-  env.local_rank = integer_variable(lookup, "LOCAL_RANK", 0, 0);
-  env.local_world_size = integer_variable(lookup, "LOCAL_WORLD_SIZE", 1, 1);
+  env.world_size = small_integer_variable(lookup, "WORLD_SIZE", 1, 1);
+  env.rank = small_integer_variable(lookup, "RANK", 0, 0);
+  env.local_rank = small_integer_variable(lookup, "LOCAL_RANK", 0, 0);
+  env.local_world_size = small_integer_variable(lookup, "LOCAL_WORLD_SIZE", 1, 1);
   env.master_addr = string_variable(lookup, "MASTER_ADDR");
-  env.master_port = integer_variable(lookup, "MASTER_PORT", 0, 1);
+  env.master_port = small_integer_variable(lookup, "MASTER_PORT", 0, 1);
   env.agent_store = string_variable(lookup, "TORCHELASTIC_USE_AGENT_STORE") == "True";
   return env;
 }
@@ -53,9 +61,9 @@ DistributedEnv from_torchrun(const Lookup& lookup) {
 DistributedEnv from_slurm(const Lookup& lookup) {
   DistributedEnv env;
   env.launcher = "slurm";
-  env.world_size = integer_variable(lookup, "SLURM_STEP_NUM_TASKS", 1, 1);
-  env.rank = integer_variable(lookup, "SLURM_PROCID", 0, 0);
-  env.local_rank = integer_variable(lookup, "SLURM_LOCALID", 0, 0);
+  env.world_size = small_integer_variable(lookup, "SLURM_STEP_NUM_TASKS", 1, 1);
+  env.rank = small_integer_variable(lookup, "SLURM_PROCID", 0, 0);
+  env.local_rank = small_integer_variable(lookup, "SLURM_LOCALID", 0, 0);
   env.local_world_size = tasks_on_this_node(lookup);
   // MASTER_ADDR / MASTER_PORT win when the batch script exports them.
   env.master_addr = string_variable(lookup, "MASTER_ADDR");
@@ -65,8 +73,8 @@ DistributedEnv from_slurm(const Lookup& lookup) {
     env.master_addr = first_slurm_host(nodes);
   }
   // A port per job, so that jobs sharing a first node do not collide.
-  const int job = integer_variable(lookup, "SLURM_JOB_ID", 0, 0);
-  env.master_port = integer_variable(lookup, "MASTER_PORT", 20000 + job % 20000, 1);
+  const int64_t job = integer_variable(lookup, "SLURM_JOB_ID", 0, 0, std::numeric_limits<int64_t>::max());
+  env.master_port = small_integer_variable(lookup, "MASTER_PORT", static_cast<int>(20000 + job % 20000), 1);
   return env;
 }
 

@@ -41,7 +41,7 @@ uint32_t get_le(const unsigned char* p, int bytes) {
   return value;
 }
 
-// splitmix64: a tiny, fully specified generator, so a (seed, rank, batch) gives the same windows
+// splitmix64: a tiny, fully specified generator, so a (seed, batch) gives the same windows
 // on every platform (std::uniform_int_distribution is implementation-defined).
 uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -66,9 +66,7 @@ class SplitMix {
   uint64_t state_;
 };
 
-uint64_t batch_seed(uint64_t seed, int64_t rank, uint64_t batch) {
-  return mix64(mix64(mix64(seed) ^ static_cast<uint64_t>(rank)) ^ batch);
-}
+uint64_t batch_seed(uint64_t seed, uint64_t batch) { return mix64(mix64(mix64(seed)) ^ batch); }
 
 // The shards a loader reads: every match of the pattern, ids checked against the vocabulary, and
 // those too short for one window of `window` tokens left out.
@@ -242,39 +240,28 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
 
 // --- TokenLoader ---------------------------------------------------------------------------------
 //
-// Slots: each shard is cut into aligned blocks of window = seq_len + 1 tokens, slot k of a shard
-// covering [k * window, (k + 1) * window); slots are numbered globally across shards in order. A
-// shard of S tokens has floor(S / window) slots, which are exactly the blocks holding at least one
-// valid window start (a start s is valid when s + window <= S).
-//
-// Ranks: rank r owns the global slots g with g % world == r.
-//  - Random mode draws starts uniformly among all valid starts lying in the rank's slots (any
-//    offset inside the slot, not only its beginning). The ranks' start sets partition the valid
-//    starts, so two ranks never draw the same window; their windows may still overlap partly.
-//  - Sequential mode walks the rank's slots in order (window = the whole slot) and wraps around at
-//    the end of the rank's own slots, so ranks stay disjoint forever.
+// Global batches: every draw is one global batch of world * batch windows, fixed by (seed, batch
+// number) alone; rank r reads rows [r * batch, (r + 1) * batch) of it. So R ranks of micro-batch b
+// see exactly the windows one process of micro-batch R * b sees, ranks never read the same row, and
+// a loader position means the same data at every world size.
+//  - Random mode draws each row's start uniformly among all valid starts (s + window <= shard size)
+//    of all shards, with replacement, as a single process would.
+//  - Sequential mode walks the non-overlapping windows (slots of window = seq_len + 1 tokens, shards
+//    in order), row q of global batch n taking slot (n * world * batch + q) mod slots.
 
 struct TokenLoader::Impl {
   std::vector<std::unique_ptr<Shard>> shards;
-  std::vector<int64_t> slot_base;  // global number of each shard's slot 0
-  // Random mode: cumulative count of this rank's valid starts, shards in order.
-  std::vector<int64_t> starts_end;
-  // Sequential mode: cumulative count of this rank's slots.
-  std::vector<int64_t> slots_end;
+  std::vector<int64_t> starts_end;  // cumulative count of valid window starts, shards in order
+  std::vector<int64_t> slots_end;   // cumulative count of non-overlapping windows
   int64_t total_tokens = 0;
   uint64_t batches_drawn = 0;
+
+  // The shard holding the u-th element of a cumulative count, and u's index inside it.
+  std::pair<size_t, int64_t> locate(const std::vector<int64_t>& ends, int64_t u) const {
+    const size_t i = std::upper_bound(ends.begin(), ends.end(), u) - ends.begin();
+    return {i, u - (i == 0 ? 0 : ends[i - 1])};
+  }
 };
-
-namespace {
-
-// First local slot of a shard owned by `rank`, and how many it owns.
-std::pair<int64_t, int64_t> owned_slots(int64_t base, int64_t slots, int64_t rank, int64_t world) {
-  const int64_t first = ((rank - base) % world + world) % world;
-  if (first >= slots) return {first, 0};
-  return {first, (slots - 1 - first) / world + 1};
-}
-
-}  // namespace
 
 TokenLoader::TokenLoader(LoaderOptions options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
   const auto& o = options_;
@@ -283,26 +270,11 @@ TokenLoader::TokenLoader(LoaderOptions options) : options_(std::move(options)), 
   }
   const int64_t window = o.seq_len + 1;
   impl_->shards = open_shards(o.pattern, window, o.vocab_size);
-  int64_t base = 0, starts = 0, slots_total = 0;
+  int64_t starts = 0, slots = 0;
   for (const auto& shard : impl_->shards) {
-    const int64_t slots = shard->size() / window;
-    const auto [first, owned] = owned_slots(base, slots, o.rank, o.world);
-    // Owned slots hold `window` starts each, except the shard's last slot which holds only the
-    // starts up to size - window.
-    int64_t owned_starts = owned * window;
-    const int64_t last_slot_starts = shard->size() - window + 1 - (slots - 1) * window;
-    if (owned > 0 && first + (owned - 1) * o.world == slots - 1) owned_starts -= window - last_slot_starts;
-    impl_->slot_base.push_back(base);
-    impl_->starts_end.push_back(starts += owned_starts);
-    impl_->slots_end.push_back(slots_total += owned);
+    impl_->starts_end.push_back(starts += shard->size() - window + 1);
+    impl_->slots_end.push_back(slots += shard->size() / window);
     impl_->total_tokens += shard->size();
-    base += slots;
-  }
-  if (slots_total == 0) {
-    throw data_error(o.pattern, "rank " + std::to_string(o.rank) + " of " + std::to_string(o.world) +
-                                    " gets no window: only " + std::to_string(base) + " windows of " +
-                                    std::to_string(window) + " tokens in all",
-                     "add data, or lower seq_len or the number of ranks");
   }
 }
 
@@ -319,20 +291,25 @@ torch::Tensor TokenLoader::next_windows() {
   auto buffer = torch::empty({o.batch, window}, torch::TensorOptions(torch::kInt64).pinned_memory(o.pin_memory));
   int64_t* out = buffer.data_ptr<int64_t>();
   const uint64_t n = impl_->batches_drawn++;
-  SplitMix rng(batch_seed(o.seed, o.rank, n));
-  for (int64_t b = 0; b < o.batch; ++b, out += window) {
-    // Pick the u-th of this rank's starts (random) or its q-th slot (sequential) ...
-    const auto& ends = o.sequential ? impl_->slots_end : impl_->starts_end;
-    const int64_t u = o.sequential ? static_cast<int64_t>((n * o.batch + b) % static_cast<uint64_t>(ends.back()))
-                                   : static_cast<int64_t>(rng.below(static_cast<uint64_t>(ends.back())));
-    const size_t i = std::upper_bound(ends.begin(), ends.end(), u) - ends.begin();
-    const int64_t local = u - (i == 0 ? 0 : ends[i - 1]);
-    // ... then map it into the shard: the j-th owned slot, plus the offset inside it.
-    const int64_t slots = impl_->shards[i]->size() / window;
-    const int64_t first = owned_slots(impl_->slot_base[i], slots, o.rank, o.world).first;
-    const int64_t j = o.sequential ? local : local / window;
-    const int64_t offset = o.sequential ? 0 : local % window;
-    impl_->shards[i]->read((first + j * o.world) * window + offset, window, out);
+  const int64_t first_row = o.rank * o.batch;
+  if (o.sequential) {
+    const auto slots = static_cast<uint64_t>(impl_->slots_end.back());
+    for (int64_t b = 0; b < o.batch; ++b, out += window) {
+      const uint64_t q = n * static_cast<uint64_t>(o.world * o.batch) + static_cast<uint64_t>(first_row + b);
+      const auto [i, slot] = impl_->locate(impl_->slots_end, static_cast<int64_t>(q % slots));
+      impl_->shards[i]->read(slot * window, window, out);
+    }
+    return buffer;
+  }
+  // The rows of earlier ranks are drawn and dropped, so every rank's rows come from one sequence.
+  SplitMix rng(batch_seed(o.seed, n));
+  const auto starts = static_cast<uint64_t>(impl_->starts_end.back());
+  for (int64_t row = 0; row < first_row + o.batch; ++row) {
+    const auto u = static_cast<int64_t>(rng.below(starts));
+    if (row < first_row) continue;
+    const auto [i, start] = impl_->locate(impl_->starts_end, u);
+    impl_->shards[i]->read(start, window, out);
+    out += window;
   }
   return buffer;
 }

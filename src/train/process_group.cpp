@@ -1,6 +1,8 @@
 #include "ffnshape/train/process_group.h"
 
+#include <algorithm>
 #include <string>
+#include <thread>
 
 #ifdef FFNSHAPE_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -11,13 +13,6 @@ namespace ffnshape {
 
 #ifdef FFNSHAPE_WITH_GLOO
 
-struct ProcessGroup::Impl {
-  int rank = 0, world_size = 1;
-  std::chrono::milliseconds timeout{0};
-  c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
-};
-
 namespace {
 
 // c10d's message without the C++ backtrace c10::Error appends.
@@ -26,24 +21,74 @@ std::string reason(const std::exception& e) {
   return e.what();
 }
 
-// Runs a collective and waits for it; c10d's errors (a peer that died, a timeout) become one message
-// that says which rank saw it and what to check.
-template <typename Launch>
-void run_collective(int rank, int world_size, std::chrono::milliseconds timeout, const char* what, Launch&& launch) {
-  try {
-    launch()->wait(timeout);
-  } catch (const std::exception& e) {
-    throw DistributedError(std::string(what) + " failed on rank " + std::to_string(rank) + " of " +
-                           std::to_string(world_size) + ": " + reason(e) +
-                           "\n  fix: look for the rank that stopped first (its own message says why)");
-  }
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) text += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + text;
 }
 
 }  // namespace
 
+struct ProcessGroup::Impl {
+  int rank = 0, world_size = 1;
+  bool store_on_rank0 = true;
+  std::chrono::milliseconds timeout{0};
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+
+  // After a failed collective, the ranks still alive check in at the store; the ones that do not
+  // within a few seconds are those that died or hang. A store that cannot be reached means its host,
+  // rank 0, is gone.
+  std::string who_stopped() {
+    const auto wait = std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(10));
+    try {
+      store->set("ffnshape/alive/" + std::to_string(rank), "1");
+      const auto deadline = std::chrono::steady_clock::now() + wait;
+      std::vector<int> silent;
+      do {
+        silent.clear();
+        for (int r = 0; r < world_size; ++r) {
+          if (!store->check({"ffnshape/alive/" + std::to_string(r)})) silent.push_back(r);
+        }
+        if (silent.empty()) return "every rank still answers";
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      } while (std::chrono::steady_clock::now() < deadline);
+      return rank_list(silent) + " stopped or hangs (no answer within " + std::to_string(wait.count() / 1000) + " s)";
+    } catch (const std::exception&) {
+      return store_on_rank0 ? "rank 0 stopped (the job's store, which it hosts, is gone)"
+                            : "the launcher's store cannot be reached";
+    }
+  }
+
+  // Waits for a collective; c10d's errors (a peer that died, a timeout) become one message that says
+  // which rank saw it, which ranks stopped, and what to check.
+  void wait(const char* what, const c10::intrusive_ptr<c10d::Work>& work) {
+    try {
+      work->wait(timeout);
+    } catch (const std::exception& e) {
+      const auto cause = reason(e);
+      throw DistributedError(std::string(what) + " failed on rank " + std::to_string(rank) + " of " +
+                             std::to_string(world_size) + ": " + who_stopped() + "\n  c10d: " + cause +
+                             "\n  fix: read the output of the rank that stopped first; its own message says why");
+    }
+  }
+
+  template <typename Launch>
+  void run(const char* what, Launch&& launch) {
+    c10::intrusive_ptr<c10d::Work> work;
+    try {
+      work = launch();
+    } catch (const std::exception& e) {
+      throw DistributedError(std::string(what) + " could not start on rank " + std::to_string(rank) + ": " + reason(e));
+    }
+    wait(what, work);
+  }
+};
+
 ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout) : impl_(std::make_unique<Impl>()) {
   impl_->rank = env.rank;
   impl_->world_size = env.world_size;
+  impl_->store_on_rank0 = !env.agent_store;
   impl_->timeout = timeout;
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(env.master_port);
@@ -57,7 +102,7 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
     gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, gloo_options);
   } catch (const std::exception& e) {
-    throw DistributedError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
+    throw RendezvousError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
                            " could not join the job at " + env.master_addr + ":" + std::to_string(env.master_port) +
                            " within " + std::to_string(timeout.count() / 1000) + " s: " + reason(e) +
                            "\n  fix: check that every rank was started and that the port is free and reachable");
@@ -68,17 +113,41 @@ int ProcessGroup::rank() const { return impl_->rank; }
 int ProcessGroup::world_size() const { return impl_->world_size; }
 
 void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors) {
-  run_collective(impl_->rank, impl_->world_size, impl_->timeout, "all-reduce", [&] { return impl_->gloo->allreduce(tensors); });
+  impl_->run("all-reduce", [&] { return impl_->gloo->allreduce(tensors); });
+}
+
+PendingCollective ProcessGroup::all_reduce_sum_async(std::vector<torch::Tensor>& tensors) {
+  c10::intrusive_ptr<c10d::Work> work;
+  try {
+    work = impl_->gloo->allreduce(tensors);
+  } catch (const std::exception& e) {
+    throw DistributedError("all-reduce could not start on rank " + std::to_string(impl_->rank) + ": " + reason(e));
+  }
+  return PendingCollective([impl = impl_.get(), work] { impl->wait("all-reduce", work); });
 }
 
 void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
   c10d::BroadcastOptions options;
   options.rootRank = root;
-  run_collective(impl_->rank, impl_->world_size, impl_->timeout, "broadcast", [&] { return impl_->gloo->broadcast(tensors, options); });
+  impl_->run("broadcast", [&] { return impl_->gloo->broadcast(tensors, options); });
+}
+
+void ProcessGroup::reduce_scatter_sum(torch::Tensor& output, torch::Tensor& input) {
+  impl_->run("reduce-scatter", [&] { return impl_->gloo->_reduce_scatter_base(output, input); });
+}
+
+void ProcessGroup::all_gather(torch::Tensor& output, torch::Tensor& input) {
+  impl_->run("all-gather", [&] { return impl_->gloo->_allgather_base(output, input); });
 }
 
 void ProcessGroup::barrier() {
-  run_collective(impl_->rank, impl_->world_size, impl_->timeout, "barrier", [&] { return impl_->gloo->barrier(); });
+  impl_->run("barrier", [&] { return impl_->gloo->barrier(); });
+}
+
+double ProcessGroup::sum(double value) {
+  std::vector<torch::Tensor> one{torch::full({1}, value, torch::kDouble)};
+  all_reduce_sum(one);
+  return one[0].item<double>();
 }
 
 #else  // built without Gloo's headers
@@ -86,14 +155,18 @@ void ProcessGroup::barrier() {
 struct ProcessGroup::Impl {};
 
 ProcessGroup::ProcessGroup(const DistributedEnv&, std::chrono::milliseconds) {
-  throw DistributedError("this ffnshape was built without Gloo's headers, so it cannot join a process group\n"
+  throw RendezvousError("this ffnshape was built without Gloo's headers, so it cannot join a process group\n"
                          "  fix: install libgloo-dev (scripts/setup.sh does) and rebuild");
 }
 int ProcessGroup::rank() const { return 0; }
 int ProcessGroup::world_size() const { return 1; }
 void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>&) {}
+PendingCollective ProcessGroup::all_reduce_sum_async(std::vector<torch::Tensor>&) { return {}; }
 void ProcessGroup::broadcast(std::vector<torch::Tensor>&, int) {}
+void ProcessGroup::reduce_scatter_sum(torch::Tensor& output, torch::Tensor& input) { output.copy_(input); }
+void ProcessGroup::all_gather(torch::Tensor& output, torch::Tensor& input) { output.copy_(input); }
 void ProcessGroup::barrier() {}
+double ProcessGroup::sum(double value) { return value; }
 
 #endif
 

@@ -89,19 +89,24 @@ void truncate_metrics(const fs::path& path, int64_t step) {
 }  // namespace
 
 ProgressLog::ProgressLog(const fs::path& metrics_path, int64_t resumed_step, const RunConfig& config,
-                         torch::Device device, double elapsed_before, bool quiet)
-    : config_(config), device_(device), quiet_(quiet), elapsed_before_(elapsed_before) {
-  truncate_metrics(metrics_path, resumed_step);
-  metrics_.open(metrics_path, std::ios::app);
+                         torch::Device device, int world_size, double elapsed_before, bool quiet)
+    : config_(config), device_(device), quiet_(quiet), recording_(!metrics_path.empty()),
+      elapsed_before_(elapsed_before) {
   const auto& tc = config.train;
-  const auto dtype = tc.precision == Precision::bf16 ? torch::kBFloat16 : torch::kFloat;
-  flops_per_token_ = count_flops(config.model, tc.seq_len).training_per_token;
-  std::string source;
-  std::tie(peak_flops_, source) = peak_flops(tc, device, dtype);
-  tokens_per_step_ = tc.micro_batch * tc.grad_accum * tc.seq_len;
-  if (!quiet_) {
-    log::info("{} on {} ({}); MFU against {:.1f} TFLOP/s ({})", to_string(tc.precision), device.str(),
-              device_name(device), peak_flops_ / 1e12, source);
+  tokens_per_step_ = tc.micro_batch * tc.grad_accum * tc.seq_len * world_size;
+  if (recording_) {
+    truncate_metrics(metrics_path, resumed_step);
+    metrics_.open(metrics_path, std::ios::app);
+    const auto dtype = tc.precision == Precision::bf16 ? torch::kBFloat16 : torch::kFloat;
+    flops_per_token_ = count_flops(config.model, tc.seq_len).training_per_token;
+    std::string source;
+    std::tie(peak_flops_, source) = peak_flops(tc, device, dtype);
+    peak_flops_ *= world_size;  // every rank's device
+    if (!quiet_) {
+      log::info("{} on {} ({}){}; MFU against {:.1f} TFLOP/s ({}{})", to_string(tc.precision), device.str(),
+                device_name(device), world_size > 1 ? " x " + std::to_string(world_size) + " ranks" : "",
+                peak_flops_ / 1e12, source, world_size > 1 ? ", all ranks" : "");
+    }
   }
   run_start_ = window_start_ = Clock::now();
 }
@@ -111,7 +116,7 @@ double ProgressLog::elapsed_s() const { return elapsed_before_ + seconds_since(r
 bool ProgressLog::step(int64_t step, double loss, double lr, double grad_norm) {
   const int64_t total = config_.train.steps;
   window_tokens_ += tokens_per_step_;
-  if (step % config_.log.every != 0 && step != total) return false;
+  if (!recording_ || (step % config_.log.every != 0 && step != total)) return false;
   const double tokens_per_s = static_cast<double>(window_tokens_) / seconds_since(window_start_);
   mfu_ = tokens_per_s * flops_per_token_ / peak_flops_;
   const double eta = static_cast<double>(total - step) * tokens_per_step_ / tokens_per_s;
@@ -131,6 +136,7 @@ bool ProgressLog::step(int64_t step, double loss, double lr, double grad_norm) {
 }
 
 void ProgressLog::eval(int64_t step, double val_loss, double val_ppl) {
+  if (!recording_) return;
   metrics_ << nlohmann::json{{"step", step}, {"val_loss", val_loss}, {"val_ppl", val_ppl}}.dump() << std::endl;
   if (!quiet_) log::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", step, val_loss, val_ppl);
 }

@@ -17,9 +17,10 @@ namespace ffnshape {
 class ProgressLog {
  public:
   // Opens RUN/metrics.jsonl for appending after dropping the lines past `resumed_step` (those of a run
-  // interrupted after its last checkpoint, which the resumed run is about to repeat).
+  // interrupted after its last checkpoint, which the resumed run is about to repeat). An empty path
+  // (the ranks other than 0) records nothing. Tokens/s and MFU count all `world_size` ranks.
   ProgressLog(const std::filesystem::path& metrics_path, int64_t resumed_step, const RunConfig& config,
-              torch::Device device, double elapsed_before, bool quiet);
+              torch::Device device, int world_size, double elapsed_before, bool quiet);
 
   // Counts one finished optimizer step; on logging steps writes its line and returns true.
   bool step(int64_t step, double loss, double lr, double grad_norm);
@@ -34,6 +35,7 @@ class ProgressLog {
   const RunConfig& config_;
   torch::Device device_;
   bool quiet_;
+  bool recording_;
   double flops_per_token_ = 0, peak_flops_ = 0;
   int64_t tokens_per_step_ = 0;
   double elapsed_before_ = 0;

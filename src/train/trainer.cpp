@@ -19,12 +19,14 @@
 #include "ffnshape/params/count.h"
 #include "ffnshape/train/checkpoint.h"
 #include "ffnshape/train/device.h"
+#include "ffnshape/train/distributed_env.h"
 #include "ffnshape/train/host_allocator.h"
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/tokenizer.h"
 #include "progress_log.h"
+#include "ranks.h"
 
 namespace fs = std::filesystem;
 
@@ -81,13 +83,19 @@ std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& co
   return evaluate(model, validation_set(config, val_pattern), device, config.train.precision);
 }
 
-std::pair<double, double> evaluate(nn::TransformerLM& model, const std::vector<Batch>& batches, torch::Device device,
-                                   Precision precision) {
+namespace {
+
+// Summed loss and target count over rows [first_row, first_row + rows) of every batch (a rank's
+// share of them; rows < 0: all).
+std::pair<double, double> loss_sums(nn::TransformerLM& model, const std::vector<Batch>& batches, torch::Device device,
+                                    Precision precision, int64_t first_row = 0, int64_t rows = -1) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
   double loss_sum = 0, tokens = 0;
-  for (const auto& [x, y] : batches) {
+  for (const auto& batch : batches) {
+    const auto x = rows < 0 ? batch.first : batch.first.narrow(0, first_row, rows);
+    const auto y = rows < 0 ? batch.second : batch.second.narrow(0, first_row, rows);
     compat::AutocastGuard autocast(device.type(), torch::kBFloat16, precision == Precision::bf16);
     const auto out = model->forward_with_loss(x.to(device), y.to(device));
     const double n = static_cast<double>(y.numel());
@@ -95,20 +103,24 @@ std::pair<double, double> evaluate(nn::TransformerLM& model, const std::vector<B
     tokens += n;
   }
   model->train(was_training);
-  const double loss = loss_sum / tokens;
-  return {loss, std::exp(loss)};
+  return {loss_sum, tokens};
 }
 
-double accumulate_gradients(nn::TransformerLM& model, const std::vector<std::pair<torch::Tensor, torch::Tensor>>& micro,
-                            torch::Device device, Precision precision, int64_t ignore_index) {
-  double step_tokens = 0;
+// Forward and backward over one step's micro-batches of this rank, each loss weighted by its share
+// of the real target tokens of the whole step on all ranks, so that the gradients summed over ranks
+// equal those of one batch holding every rank's tokens. Returns this rank's part of the step loss.
+double accumulate_on_ranks(nn::TransformerLM& model, const std::vector<Batch>& micro, torch::Device device,
+                           Precision precision, int64_t ignore_index, Ranks* ranks) {
+  double local_tokens = 0;
   std::vector<double> counted;
   for (const auto& batch : micro) {
     counted.push_back(static_cast<double>(batch.second.ne(ignore_index).sum().item<int64_t>()));
-    step_tokens += counted.back();
+    local_tokens += counted.back();
   }
+  const double step_tokens = ranks ? ranks->sum(local_tokens) : local_tokens;
   double step_loss = 0;
   for (size_t i = 0; i < micro.size(); ++i) {
+    if (ranks && i + 1 == micro.size()) ranks->before_last_backward();
     if (counted[i] == 0) continue;
     const double share = counted[i] / step_tokens;
     torch::Tensor loss;
@@ -119,7 +131,22 @@ double accumulate_gradients(nn::TransformerLM& model, const std::vector<std::pai
     (loss * share).backward();
     step_loss += loss.item<double>() * share;
   }
+  if (ranks) ranks->finish_gradients();
   return step_loss;
+}
+
+}  // namespace
+
+std::pair<double, double> evaluate(nn::TransformerLM& model, const std::vector<Batch>& batches, torch::Device device,
+                                   Precision precision) {
+  const auto [loss_sum, tokens] = loss_sums(model, batches, device, precision);
+  const double loss = loss_sum / tokens;
+  return {loss, std::exp(loss)};
+}
+
+double accumulate_gradients(nn::TransformerLM& model, const std::vector<Batch>& micro, torch::Device device,
+                            Precision precision, int64_t ignore_index) {
+  return accumulate_on_ranks(model, micro, device, precision, ignore_index, nullptr);
 }
 
 namespace {
@@ -174,7 +201,7 @@ TrainResult finished_run(const fs::path& run_dir, const TrainingState& state) {
 }
 
 void write_summary(const fs::path& run_dir, const RunConfig& config, const TrainingState& state,
-                   const TrainResult& result, torch::Device device, double mfu) {
+                   const TrainResult& result, torch::Device device, double mfu, int world_size) {
   const auto counts = count_parameters(config.model);
   const bool has_val = !config.data.val.empty();
   const nlohmann::json summary = {
@@ -192,6 +219,7 @@ void write_summary(const fs::path& run_dir, const RunConfig& config, const Train
       {"mfu", mfu},
       {"peak_memory_bytes", result.peak_memory_bytes},
       {"device", device.str()},
+      {"world_size", world_size},
       {"device_name", device_name(device)},
       {"precision", to_string(config.train.precision)}};
   std::ofstream(run_dir / "summary.json") << summary.dump(2) << "\n";
@@ -209,7 +237,7 @@ struct TrainingRun {
   std::vector<Batch> val_batches;  // empty without data.val
 };
 
-TrainingRun build_run(const RunConfig& config, torch::Device device) {
+TrainingRun build_run(const RunConfig& config, torch::Device device, const Ranks& ranks) {
   const auto& tc = config.train;
   TrainingRun run;
   torch::manual_seed(tc.seed);
@@ -222,27 +250,39 @@ TrainingRun build_run(const RunConfig& config, torch::Device device) {
   lo.seq_len = tc.seq_len;
   lo.batch = tc.micro_batch;
   lo.seed = tc.seed;
+  lo.rank = ranks.rank();
+  lo.world = ranks.world();
   lo.vocab_size = config.model.vocab_size;
   lo.pin_memory = device.is_cuda();
   run.loader = std::make_unique<TokenLoader>(lo);
   // Read once, before anything is written: a bad validation glob fails now, not at the first eval.
-  if (!config.data.val.empty()) run.val_batches = validation_set(config, config.data.val);
+  if (!config.data.val.empty()) {
+    // Global batches of every rank's rows: the same windows at every world size.
+    run.val_batches = validation_batches(config.data.val, tc.seq_len, tc.micro_batch * ranks.world(),
+                                         config.eval.batches, config.model.vocab_size);
+  }
   return run;
 }
 
 struct StepStats {
   double loss = 0, grad_norm = 0, lr = 0;
+  bool stop_requested = false;  // on any rank
 };
 
-// One optimizer step: learning rate, forward and backward over the step's micro-batches, clipping,
-// and the update, refused before it happens when the loss or the gradient norm is not finite.
-StepStats optimizer_step(TrainingRun& run, const RunConfig& config, torch::Device device, int64_t step) {
+// One optimizer step: learning rate, forward and backward over the step's micro-batches, gradients
+// summed over ranks, clipping, and the update, refused before it happens when the loss or the
+// gradient norm is not finite. Every rank sees the same loss, norm and stop request.
+StepStats optimizer_step(TrainingRun& run, Ranks& ranks, const RunConfig& config, torch::Device device, int64_t step) {
   const auto& tc = config.train;
   StepStats stats;
   stats.lr = learning_rate(config.optimizer, step, tc.steps);
   set_learning_rate(*run.optimizer, stats.lr);
   run.optimizer->zero_grad();
-  stats.loss = accumulate_gradients(run.model, draw_step(*run.loader, tc.grad_accum, device), device, tc.precision);
+  const auto micro = draw_step(*run.loader, tc.grad_accum, device);
+  const double local_loss = accumulate_on_ranks(run.model, micro, device, tc.precision, -1, &ranks);
+  const auto sums = ranks.sum({local_loss, g_stop.load() ? 1.0 : 0.0});
+  stats.loss = sums[0];
+  stats.stop_requested = sums[1] > 0;
   const double clip = config.optimizer.clip > 0 ? config.optimizer.clip : std::numeric_limits<double>::infinity();
   stats.grad_norm = torch::nn::utils::clip_grad_norm_(run.model->parameters(), clip);
   if (!std::isfinite(stats.loss) || !std::isfinite(stats.grad_norm)) {
@@ -255,35 +295,50 @@ StepStats optimizer_step(TrainingRun& run, const RunConfig& config, torch::Devic
   return stats;
 }
 
+// Validation loss over the fixed batches, whose rows the ranks split as they split training batches.
+std::pair<double, double> evaluate_on_ranks(TrainingRun& run, Ranks& ranks, const RunConfig& config,
+                                            torch::Device device) {
+  const int64_t rows = config.train.micro_batch;
+  const auto [loss_sum, tokens] =
+      loss_sums(run.model, run.val_batches, device, config.train.precision, ranks.rank() * rows, rows);
+  const auto sums = ranks.sum({loss_sum, tokens});
+  const double loss = sums[0] / sums[1];
+  return {loss, std::exp(loss)};
+}
+
 // The step loop, from state.step to train.steps or to a stop request; evaluates and checkpoints on
-// the config's schedule and at the end.
-void run_steps(TrainingRun& run, TrainingState& state, ProgressLog& progress, const RunConfig& config,
+// the config's schedule and at the end. Rank 0 alone writes.
+void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog& progress, const RunConfig& config,
                const TrainOptions& options, torch::Device device, TrainResult& result) {
   const auto& tc = config.train;
   const bool has_val = !run.val_batches.empty();
   auto save = [&] {
     state.loader = run.loader->state();
-    save_checkpoint(checkpoint_dir(options.run_dir, state.step), run.model, *run.optimizer, state);
-    prune_checkpoints(options.run_dir, config.checkpoint.keep);
+    if (ranks.is_root()) {
+      save_checkpoint(checkpoint_dir(options.run_dir, state.step), run.model, *run.optimizer, state);
+      prune_checkpoints(options.run_dir, config.checkpoint.keep);
+    }
   };
   auto run_eval = [&] {
-    std::tie(result.val_loss, result.val_ppl) = evaluate(run.model, run.val_batches, device, tc.precision);
+    std::tie(result.val_loss, result.val_ppl) = evaluate_on_ranks(run, ranks, config, device);
     progress.eval(state.step, result.val_loss, result.val_ppl);
   };
   run.model->train();
   while (state.step < tc.steps) {
-    const auto stats = optimizer_step(run, config, device, state.step);
+    const auto stats = optimizer_step(run, ranks, config, device, state.step);
     ++state.step;
-    state.tokens_seen += tc.micro_batch * tc.grad_accum * tc.seq_len;
+    state.tokens_seen += tc.micro_batch * tc.grad_accum * tc.seq_len * ranks.world();
     result.losses.push_back(stats.loss);
     result.final_loss = stats.loss;
     progress.step(state.step, stats.loss, stats.lr, stats.grad_norm);
     state.elapsed_s = progress.elapsed_s();
     const bool last = state.step == tc.steps;
     if (has_val && config.eval.every > 0 && state.step % config.eval.every == 0 && !last) run_eval();
-    if (g_stop.load() || (options.stop_at_step > 0 && state.step >= options.stop_at_step && !last)) {
+    if (stats.stop_requested || (options.stop_at_step > 0 && state.step >= options.stop_at_step && !last)) {
       save();
-      if (!options.quiet) log::warn("stopped at step {}; checkpoint saved, rerun with --resume auto", state.step);
+      if (!options.quiet && ranks.is_root()) {
+        log::warn("stopped at step {}; checkpoint saved, rerun with --resume auto", state.step);
+      }
       result.interrupted = true;
       return;
     }
@@ -299,23 +354,34 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   RunConfig config = requested;
   schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
   check_run_config(config, options);
-  const auto device = resolve_device(config.train.device);
+  Ranks ranks(read_distributed_env(), config.train);
+  const auto device = ranks.device(resolve_device(config.train.device));
   configure_backend(config.train, device);
   keep_host_memory_mapped();
   const fs::path run_dir(options.run_dir);
-  fs::create_directories(run_dir);
+  if (ranks.is_root()) fs::create_directories(run_dir);
   const auto resume_from = resume_point(options);
 
-  auto run = build_run(config, device);
+  auto run = build_run(config, device, ranks);
   TrainingState state;
   if (resume_from) {
     state = load_checkpoint(*resume_from, run.model, run.optimizer.get(), device);
     run.loader->set_state(state.loader);
-    if (state.step >= config.train.steps && fs::exists(run_dir / "summary.json")) return finished_run(run_dir, state);
-    if (!options.quiet) log::info("resuming from {} (step {})", *resume_from, state.step);
   }
-  std::ofstream(run_dir / "config.yaml") << to_yaml(config);
-  ProgressLog progress(run_dir / "metrics.jsonl", state.step, config, device, state.elapsed_s, options.quiet);
+  ranks.check_same_step(state.step);
+  if (resume_from) {
+    if (state.step >= config.train.steps && fs::exists(run_dir / "summary.json")) {
+      auto finished = finished_run(run_dir, state);
+      finished.rank = ranks.rank();
+      finished.world_size = ranks.world();
+      return finished;
+    }
+    if (!options.quiet && ranks.is_root()) log::info("resuming from {} (step {})", *resume_from, state.step);
+  }
+  ranks.attach(*run.model);
+  if (ranks.is_root()) std::ofstream(run_dir / "config.yaml") << to_yaml(config);
+  ProgressLog progress(ranks.is_root() ? run_dir / "metrics.jsonl" : fs::path(), state.step, config, device,
+                       ranks.world(), state.elapsed_s, options.quiet || !ranks.is_root());
   if (options.install_signal_handlers) {
     g_stop.store(false);
     std::signal(SIGINT, on_stop_signal);
@@ -325,12 +391,14 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
 
   TrainResult result;
   result.val_loss = result.val_ppl = std::nan("");
-  run_steps(run, state, progress, config, options, device, result);
+  result.rank = ranks.rank();
+  result.world_size = ranks.world();
+  run_steps(run, ranks, state, progress, config, options, device, result);
   result.steps_done = state.step;
   result.tokens_seen = state.tokens_seen;
   result.tokens_per_s = static_cast<double>(state.tokens_seen) / std::max(state.elapsed_s, 1e-9);
   result.peak_memory_bytes = peak_memory_bytes(device);
-  write_summary(run_dir, config, state, result, device, progress.mfu());
+  if (ranks.is_root()) write_summary(run_dir, config, state, result, device, progress.mfu(), ranks.world());
   return result;
 }
 

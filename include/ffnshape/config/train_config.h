@@ -33,6 +33,10 @@ struct TrainConfig {
   bool deterministic = false;   // deterministic kernels only (an operator without one is an error)
   double peak_tflops = 0;       // MFU denominator in TFLOP/s; 0: the published peak of a known GPU,
                                 // else a product timed at start-up
+  // Data parallel (used when the launcher starts several ranks; micro_batch is per rank):
+  int64_t zero = 0;             // 1: ZeRO-1, each rank keeps and updates 1/R of the AdamW moments
+  double bucket_mb = 25;        // gradient all-reduce bucket size in MB
+  double collective_timeout_s = 600;  // a collective not done within this is an error naming the lost rank
 };
 
 struct OptimizerConfig {

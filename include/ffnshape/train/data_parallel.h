@@ -1,11 +1,12 @@
 // Data parallelism over a ProcessGroup, independent of the model's structure: the same weights on
 // every rank at the start, and gradients summed across ranks in flattened buckets (one collective per
-// bucket rather than one per tensor).
+// bucket rather than one per tensor), started while backward is still running.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "ffnshape/train/process_group.h"
 
@@ -14,9 +15,35 @@ namespace ffnshape {
 // Copies rank 0's parameters and buffers to every rank.
 void broadcast_parameters(torch::nn::Module& model, ProcessGroup& group);
 
-// Sums every defined gradient across the ranks and multiplies it by `scale` (1 / world size for a
-// mean; the trainer passes its own token normalisation). Tensors are packed in order into buckets of
-// about `bucket_bytes` per dtype; a tensor larger than a bucket travels alone.
+// Sums gradients across ranks as backward produces them. Parameters are packed, last registered
+// first (about the order in which backward finishes them), into flat buckets of about `bucket_bytes`
+// of one dtype; a tensor larger than a bucket travels alone. Once armed, a backward pass starts each
+// bucket's all-reduce as soon as its last gradient has been accumulated, buckets always in the same
+// order on every rank, so communication overlaps the rest of backward. Backward passes that are not
+// armed (the earlier micro-steps of gradient accumulation) do not communicate.
+class GradientSync {
+ public:
+  GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes = int64_t{25} << 20);
+  ~GradientSync();
+  GradientSync(const GradientSync&) = delete;
+  GradientSync& operator=(const GradientSync&) = delete;
+
+  // The next backward pass communicates (call it before the last micro-step's backward).
+  void arm();
+  // Starts the buckets backward did not complete (parameters without a gradient count as zeros),
+  // waits for all, and writes sum * scale into every gradient. Disarms.
+  void finish(double scale = 1.0);
+
+  int64_t buckets() const;
+  double exposed_wait_s() const;  // time finish() spent waiting for collectives, summed over calls
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The same sum without backward: every gradient (zeros where a parameter has none), summed across
+// ranks and times `scale` (1 / world size for a mean), in buckets as above.
 void all_reduce_gradients(torch::nn::Module& model, ProcessGroup& group, double scale,
                           int64_t bucket_bytes = int64_t{25} << 20);
 

@@ -51,7 +51,7 @@ std::vector<std::string> expand_glob(const std::string& pattern);
 struct LoaderOptions {
   std::string pattern;        // shard glob
   int64_t seq_len = 256;
-  int64_t batch = 8;          // sequences per batch (per rank)
+  int64_t batch = 8;          // sequences per batch of this rank
   uint64_t seed = 0;
   int64_t rank = 0, world = 1;
   bool sequential = false;    // walk windows in order instead of sampling
@@ -65,12 +65,12 @@ struct LoaderState {
 };
 
 // Draws batches of contiguous windows of seq_len + 1 tokens: x = window[:-1], y = window[1:].
-// Random mode: window starts come from a generator seeded by (seed, rank, batches_drawn), so the
-// same state gives the same batch; ranks draw disjoint windows. Sequential mode walks the
-// non-overlapping windows of all shards in order, rank r taking every world-th window.
-// Disjointness (see loader.cpp): shards are cut into aligned slots of seq_len + 1 tokens, numbered
-// across shards; rank r owns slots g with g % world == r and only draws windows starting in them.
-// Shards shorter than one window are skipped; DataError if none (or a rank) is left with a window.
+// Each draw is one global batch of world * batch windows, fixed by (seed, batches_drawn) alone; rank
+// r gets rows [r * batch, (r + 1) * batch). So R ranks of batch b read exactly what one loader of
+// batch R * b reads, no two ranks read the same row, and a saved state resumes at any world size.
+// Random mode samples window starts uniformly over all shards; sequential mode walks the
+// non-overlapping windows of all shards in order, wrapping at the end. Shards shorter than one window
+// are skipped; DataError if none is left.
 class TokenLoader {
  public:
   explicit TokenLoader(LoaderOptions options);
@@ -84,7 +84,7 @@ class TokenLoader {
   LoaderState state() const;
   void set_state(const LoaderState& state);
 
-  int64_t total_tokens() const;  // tokens in the shards used (all ranks' share)
+  int64_t total_tokens() const;  // tokens in the shards used
   const LoaderOptions& options() const { return options_; }
 
  private:

@@ -1,14 +1,16 @@
 // The ranks of a data-parallel job joined through PyTorch's c10d: a TCPStore at the launcher's
 // rendezvous (hosted by rank 0, or by torchrun's agent when it runs one) and ProcessGroupGloo for CPU
-// tensors. Collectives wait for their result; a rank that does not arrive within the timeout makes the
-// others throw DistributedError instead of hanging.
+// tensors. A collective that fails (a rank died) or does not finish within the timeout (a rank hangs)
+// throws DistributedError instead of hanging; the message names the ranks that no longer answer.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "ffnshape/train/distributed_env.h"
@@ -18,6 +20,26 @@ namespace ffnshape {
 class DistributedError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// The job could not be joined at all (rendezvous address unreachable, port taken, ranks missing):
+// a problem with how the ranks were launched rather than with training.
+class RendezvousError : public DistributedError {
+ public:
+  using DistributedError::DistributedError;
+};
+
+// A collective in flight. wait() blocks until it is done and throws DistributedError if it failed.
+class PendingCollective {
+ public:
+  PendingCollective() = default;
+  explicit PendingCollective(std::function<void()> wait) : wait_(std::move(wait)) {}
+  void wait() {
+    if (wait_) std::exchange(wait_, nullptr)();
+  }
+
+ private:
+  std::function<void()> wait_;
 };
 
 class ProcessGroup {
@@ -31,8 +53,15 @@ class ProcessGroup {
   int rank() const;
   int world_size() const;
   void all_reduce_sum(std::vector<torch::Tensor>& tensors);      // in place
+  PendingCollective all_reduce_sum_async(std::vector<torch::Tensor>& tensors);  // in place, started now
   void broadcast(std::vector<torch::Tensor>& tensors, int root);  // in place
+  // `input` (world_size * n elements) summed across ranks; this rank's n-element slice into `output`.
+  void reduce_scatter_sum(torch::Tensor& output, torch::Tensor& input);
+  // Every rank's n-element `input`, in rank order, into `output` (world_size * n elements).
+  void all_gather(torch::Tensor& output, torch::Tensor& input);
   void barrier();
+  // The sum of one number across ranks (token counts, losses, flags).
+  double sum(double value);
 
  private:
   struct Impl;

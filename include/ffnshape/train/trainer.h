@@ -1,6 +1,8 @@
 // The training loop: gradient accumulation with the loss normalised by the real token count, global
 // gradient clipping, fp32 or bf16 autocast with fp32 master weights, periodic evaluation, logging and
 // complete checkpoints, exact resume, and a clean stop on SIGINT / SIGTERM or a non-finite loss.
+// Started by torchrun or srun as several ranks, train() runs data-parallel (see data_parallel.h):
+// micro_batch is per rank, and R ranks give what one process with R times the micro-batch gives.
 #pragma once
 
 #include <torch/torch.h>
@@ -31,6 +33,7 @@ struct TrainResult {
   int64_t tokens_seen = 0;
   int64_t peak_memory_bytes = 0;  // GPU: caching allocator peak; CPU: peak resident set
   std::vector<double> losses;   // training loss of each step this process ran
+  int rank = 0, world_size = 1; // this process in a data-parallel job; rank 0 alone wrote the run's files
 };
 
 // Thrown when the loss or the gradient norm is not finite; the last good checkpoint is untouched.

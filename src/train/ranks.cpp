@@ -1,0 +1,59 @@
+#include "ranks.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace ffnshape {
+
+Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config)
+    : env_(env), bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)) {
+  if (!env.distributed()) return;
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.collective_timeout_s * 1000));
+  group_ = std::make_unique<ProcessGroup>(env, timeout);
+}
+
+torch::Device Ranks::device(torch::Device requested) const {
+  if (!requested.is_cuda() || requested.has_index() || !env_.distributed()) return requested;
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env_.local_rank));
+}
+
+void Ranks::attach(torch::nn::Module& model) {
+  if (!group_) return;
+  broadcast_parameters(model, *group_);
+  sync_ = std::make_unique<GradientSync>(model, *group_, bucket_bytes_);
+}
+
+double Ranks::sum(double value) { return group_ ? group_->sum(value) : value; }
+
+std::vector<double> Ranks::sum(std::vector<double> values) {
+  if (!group_) return values;
+  std::vector<torch::Tensor> packed{torch::tensor(values, torch::kDouble)};
+  group_->all_reduce_sum(packed);
+  const auto* summed = packed[0].data_ptr<double>();
+  return {summed, summed + values.size()};
+}
+
+void Ranks::check_same_step(int64_t step) {
+  if (!group_) return;
+  std::vector<torch::Tensor> root_step{torch::full({1}, step, torch::kLong)};
+  group_->broadcast(root_step, 0);
+  const auto expected = root_step[0].item<int64_t>();
+  if (expected != step) {
+    throw DistributedError("rank " + std::to_string(rank()) + " resumes at step " + std::to_string(step) +
+                           " but rank 0 at step " + std::to_string(expected) +
+                           "\n  fix: put the run directory on a filesystem every node shares");
+  }
+}
+
+void Ranks::before_last_backward() {
+  if (sync_) sync_->arm();
+}
+
+void Ranks::finish_gradients() {
+  if (sync_) sync_->finish();
+}
+
+double Ranks::exposed_wait_s() const { return sync_ ? sync_->exposed_wait_s() : 0.0; }
+
+}  // namespace ffnshape

@@ -1,0 +1,45 @@
+// The trainer's one view of the other ranks of a data-parallel job. In a single process (a world of
+// one) there is no process group and every call is free and changes nothing, so the training loop
+// reads the same either way. Internal to the trainer.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "ffnshape/config/train_config.h"
+#include "ffnshape/train/data_parallel.h"
+#include "ffnshape/train/distributed_env.h"
+#include "ffnshape/train/process_group.h"
+
+namespace ffnshape {
+
+class Ranks {
+ public:
+  // Joins the job `env` describes (nothing to join for a world of one).
+  Ranks(const DistributedEnv& env, const TrainConfig& config);
+
+  int rank() const { return env_.rank; }
+  int world() const { return env_.world_size; }
+  bool is_root() const { return env_.rank == 0; }
+  // The device this rank trains on: a CUDA request means the GPU of this rank's local rank.
+  torch::Device device(torch::Device requested) const;
+
+  // Rank 0's weights everywhere, then gradient sums hooked into the model's backward.
+  void attach(torch::nn::Module& model);
+  double sum(double value);  // across ranks
+  std::vector<double> sum(std::vector<double> values);  // several numbers in one collective
+  // Every rank must stand at the same step (the run directory is shared); DistributedError if not.
+  void check_same_step(int64_t step);
+  void before_last_backward();   // the coming backward starts the gradient all-reduce
+  void finish_gradients();       // waits for it; gradients are then the sums over ranks
+  double exposed_wait_s() const;  // time spent waiting for gradients after backward
+
+ private:
+  DistributedEnv env_;
+  int64_t bucket_bytes_;
+  std::unique_ptr<ProcessGroup> group_;
+  std::unique_ptr<GradientSync> sync_;
+};
+
+}  // namespace ffnshape

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Data-parallel `ffnshape train` over Gloo on loopback, ranks started the way torchrun starts them
+# (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT): 2 ranks of micro-batch b equal 1 process of 2b (also
+# with grad_accum 2), a 2-rank resume is bit-identical, checkpoints move between world sizes, and a
+# rank that dies or hangs stops the other with a message naming it. Environment: FFNSHAPE,
+# CHECKPOINT_DIFF (tests/checkpoint_diff).
+set -uo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+
+python3 - "$tmp" "$(dirname "$0")" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from llmc_shards import shard, text
+shard(sys.argv[1] + "/train_0.bin", text(30000))
+shard(sys.argv[1] + "/val_0.bin", text(5000))
+PY
+cat >"$tmp/dp.yaml" <<YAML
+model: {vocab_size: 64, d_model: 32, n_layers: 2, n_heads: 4, max_seq_len: 32, ffn: {hidden: 64}}
+data: {train: "$tmp/train_*.bin", val: "$tmp/val_*.bin"}
+train: {seq_len: 32, micro_batch: 8, steps: 20, threads: 1, collective_timeout_s: 30}
+optimizer: {lr: 3.0e-3, warmup_steps: 3}
+eval: {every: 10, batches: 3}
+checkpoint: {every: 10, keep: 3}
+log: {every: 1}
+YAML
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# ranks N NAME ARGS...: `ffnshape train ARGS` as N ranks; output of rank r in $tmp/NAME.r; the exit
+# code is the first non-zero one.
+ranks() {
+  local n=$1 name=$2 port
+  shift 2
+  port=$(free_port)
+  local pids=()
+  for ((r = 0; r < n; r++)); do
+    RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r LOCAL_WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      timeout 300 "$FFNSHAPE" train "$tmp/dp.yaml" "$@" >"$tmp/$name.$r" 2>&1 &
+    pids+=($!)
+  done
+  local code=0 c
+  for pid in "${pids[@]}"; do
+    wait "$pid"
+    c=$?
+    [ "$code" -ne 0 ] || code=$c
+  done
+  return "$code"
+}
+
+# same_run A B TOLERANCE: training and validation losses of every step, and the final weights and
+# AdamW moments, agree within TOLERANCE (0: bit for bit).
+same_run() {
+  python3 - "$tmp/$1" "$tmp/$2" "$3" <<'PY' || fail "$1 vs $2: losses differ"
+import json, sys
+def losses(run):
+    out = {}
+    for line in open(run + "/metrics.jsonl"):
+        m = json.loads(line)
+        for key in ("loss", "val_loss"):
+            if key in m:
+                out[(m["step"], key)] = m[key]
+    return out
+a, b, tol = losses(sys.argv[1]), losses(sys.argv[2]), float(sys.argv[3])
+assert a.keys() == b.keys(), f"different steps logged: {sorted(a.keys() ^ b.keys())[:5]}"
+worst = max(abs(a[k] - b[k]) for k in a)
+print(f"{sys.argv[1].rsplit('/', 1)[1]} vs {sys.argv[2].rsplit('/', 1)[1]}: {len(a)} losses, largest difference {worst:.3g}")
+sys.exit(0 if worst <= tol else 1)
+PY
+  local diff
+  diff=$("$CHECKPOINT_DIFF" "$tmp/$1" "$tmp/$2") || { fail "checkpoint_diff $1 $2: $diff"; return; }
+  echo "  final checkpoints: $diff"
+  python3 -c "import sys; w, m = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if max(w, m) <= float(sys.argv[3]) else 1)" \
+    "$(echo "$diff" | awk '{print $2}')" "$(echo "$diff" | awk '{print $4}')" "$3" || fail "$1 vs $2: $diff"
+}
+
+expect_ok() {  # NAME CODE: a launch that should have succeeded
+  checks=$((checks + 1))
+  if [ "$2" -ne 0 ]; then
+    echo "FAIL: $1 exited $2"; tail -n 5 "$tmp/$1".*; failures=$((failures + 1))
+  fi
+}
+
+# 1. Two ranks of micro-batch 4 against one process of 8, with and without accumulation.
+"$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/one" >"$tmp/one.log" 2>&1; expect_ok one $?
+ranks 2 two --run-dir "$tmp/two" --set train.micro_batch=4; expect_ok two $?
+same_run one two 1e-5
+[ ! -s "$tmp/two.1" ] || fail "rank 1 printed: $(head -c 300 "$tmp/two.1")"
+python3 -c "import json,sys; s = json.load(open(sys.argv[1])); assert s['world_size'] == 2 and s['tokens_seen'] == 20 * 8 * 32, s" \
+  "$tmp/two/summary.json" || fail "summary.json of the 2-rank run"
+"$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/one_acc" --set train.grad_accum=2 >"$tmp/one_acc.log" 2>&1
+expect_ok one_acc $?
+ranks 2 two_acc --run-dir "$tmp/two_acc" --set train.micro_batch=4 --set train.grad_accum=2; expect_ok two_acc $?
+same_run one_acc two_acc 1e-5
+
+# 2. A 2-rank run stopped at step 10 and resumed equals the uninterrupted one bit for bit.
+ranks 2 stop --run-dir "$tmp/resumed" --set train.micro_batch=4 --stop-at 10
+[ -e "$tmp/resumed/checkpoints/step_00000010/DONE" ] || fail "no checkpoint at the stop"
+ranks 2 resume --run-dir "$tmp/resumed" --set train.micro_batch=4; expect_ok resume $?
+same_run two resumed 0
+
+# 3. Checkpoints move between world sizes: 2 ranks -> 1 process, and 1 process -> 2 ranks.
+ranks 2 stop2 --run-dir "$tmp/two_then_one" --set train.micro_batch=4 --stop-at 10
+"$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/two_then_one" >"$tmp/two_then_one.log" 2>&1
+expect_ok two_then_one $?
+same_run one two_then_one 1e-5
+"$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/one_then_two" --stop-at 10 >/dev/null 2>&1
+ranks 2 one_then_two --run-dir "$tmp/one_then_two" --set train.micro_batch=4; expect_ok one_then_two $?
+same_run one one_then_two 1e-5
+
+# 4. A rank that dies (SIGKILL) or hangs (SIGSTOP): the other exits non-zero within its timeout and
+# names it; the newest checkpoint stays complete.
+lost_rank() {  # NAME SIGNAL
+  local port pids=() start
+  port=$(free_port)
+  for r in 0 1; do  # no `timeout` wrapper: the signal must reach ffnshape itself
+    RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port "$FFNSHAPE" train "$tmp/dp.yaml" \
+      --run-dir "$tmp/$1" --set train.steps=100000 --set train.collective_timeout_s=5 >"$tmp/$1.$r" 2>&1 &
+    pids+=($!)
+  done
+  (sleep 120; kill -9 "${pids[@]}" 2>/dev/null) &  # a hang fails the test instead of blocking it
+  local watchdog=$!
+  for _ in $(seq 100); do grep -q "step " "$tmp/$1.0" 2>/dev/null && break; sleep 0.2; done
+  start=$(date +%s)
+  kill "-$2" "${pids[1]}"
+  wait "${pids[0]}"
+  local code=$? took=$(($(date +%s) - start))
+  kill -9 "${pids[1]}" 2>/dev/null; wait "${pids[1]}" 2>/dev/null
+  kill "$watchdog" 2>/dev/null
+  echo "  $1: rank 0 exited $code after ${took} s"
+  checks=$((checks + 1))
+  if [ "$code" -ne 1 ] || [ "$took" -gt 30 ]; then
+    echo "FAIL: $1: rank 0 exited $code after $took s"; failures=$((failures + 1))
+  fi
+  contains "rank 1 stopped or hangs" "$(cat "$tmp/$1.0")" "$1: message names the lost rank"
+  contains "fix:" "$(cat "$tmp/$1.0")" "$1: message says what to do"
+  ! grep -q "frame #" "$tmp/$1.0" || fail "$1: a C++ backtrace in the message"
+  local latest
+  latest=$(ls -d "$tmp/$1"/checkpoints/step_* 2>/dev/null | grep -v tmp | tail -n 1)
+  [ -z "$latest" ] || [ -e "$latest/DONE" ] || fail "$1: newest checkpoint $latest is incomplete"
+}
+lost_rank died KILL
+lost_rank hung STOP
+
+# 5. Launch mistakes: exit 2 and a message.
+expect 2 "WORLD_SIZE=0" -- env RANK=0 WORLD_SIZE=0 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad"
+contains "WORLD_SIZE" "$err" "WORLD_SIZE=0 message"
+expect 2 "RANK >= WORLD_SIZE" -- env RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad"
+contains "RANK" "$err" "RANK >= WORLD_SIZE message"
+expect 2 "unreachable MASTER_ADDR" -- env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(free_port)" \
+  "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad" --set train.collective_timeout_s=2
+contains "could not join the job at 127.0.0.1" "$err" "unreachable MASTER_ADDR message"
+
+finish "data parallel"
