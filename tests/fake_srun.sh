@@ -7,7 +7,7 @@
 #   fake_srun.sh [-n N | --ntasks=N] [other srun options, ignored] COMMAND [ARGS...]
 #
 # Without -n the step has SLURM_NTASKS tasks (the batch job's), else 1. The node is
-# $FAKE_SRUN_HOST (default 127.0.0.1). Without SLURM_JOB_ID a random job id is drawn whose
+# $FAKE_SRUN_HOST (default 127.0.0.1). Without SLURM_JOB_ID a random six-digit job id is drawn whose
 # rendezvous port (20000 + id % 20000, unless MASTER_PORT is set) is free, so that tests running
 # side by side do not collide.
 set -uo pipefail
