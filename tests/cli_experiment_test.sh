@@ -219,9 +219,13 @@ assert len(configs) == 10 and len(set(configs)) == 10, configs  # 5 points x 2 s
 assert "#SBATCH --array=0-9" in text and "#SBATCH --gres=gpu:1" in text, text
 assert all(os.path.exists(c) for c in configs), configs
 assert "seed: 2" in open(configs[1]).read(), configs[1]
+# One process per task by default: no resources of its own, no srun.
+assert "--nodes" not in text and "srun" not in text, text
+assert text.endswith('exec "$FFNSHAPE" train "${CONFIGS[$task]}" --run-dir "${RUN_DIRS[$task]}" --resume auto\n'), text
 PY
 expect 0 "sweep --emit list" -- "$FFNSHAPE" sweep "$tmp/grid.yaml" --run-root "$tmp/grid" --emit list
 [ "$(grep -c ' train ' "$tmp/grid/commands.txt")" -eq 10 ] || fail "the command list has one line per run"
+grep -q '^torchrun\|srun' "$tmp/grid/commands.txt" && fail "a single-GPU run's command starts a launcher"
 # Run one command of the list by hand (as a cluster would), then aggregate.
 bash -c "$(sed -n 1p "$tmp/grid/commands.txt")" >/dev/null 2>&1 || fail "a listed command runs"
 expect 0 "sweep --report" -- "$FFNSHAPE" sweep "$tmp/grid.yaml" --run-root "$tmp/grid" --report
@@ -236,6 +240,63 @@ contains "grid" "$err" "grid message"
 printf 'base: base.yaml\nbudget: {reference: base}\ngrid: {model.colour: [1]}\n' >"$tmp/grid_bad3.yaml"
 expect 2 "unknown grid key" -- "$FFNSHAPE" sweep "$tmp/grid_bad3.yaml" --dry-run
 contains "colour" "$err" "unknown grid key message"
+
+# Runs over several GPUs or nodes: the grid above with nodes / gpus_per_node.
+grid_with() {  # NAME LINES...: the grid under another name, with more top-level lines
+  local name=$1
+  shift
+  sed -e "s/^name: grid$/name: $name/" -e '/^slurm:/d' "$tmp/grid.yaml" >"$tmp/$name.yaml"
+  printf '%s\n' "slurm: [\"--time=01:00:00\"]" "$@" >>"$tmp/$name.yaml"
+}
+grid_with grid_dp "nodes: 2" "gpus_per_node: 4"
+expect 0 "sweep --emit slurm, 2 nodes x 4 GPUs" -- "$FFNSHAPE" sweep "$tmp/grid_dp.yaml" --run-root "$tmp/grid_dp" --emit slurm
+bash -n "$tmp/grid_dp/sweep.sbatch" || fail "the data-parallel Slurm script is not valid bash"
+python3 - "$tmp/grid_dp/sweep.sbatch" <<'PY' || fail "the data-parallel Slurm script asks for 2 nodes x 4 GPUs and runs srun"
+import sys
+text = open(sys.argv[1]).read()
+directives = [l for l in text.splitlines() if l.startswith("#SBATCH")]
+for line in ("#SBATCH --array=0-9", "#SBATCH --nodes=2", "#SBATCH --ntasks-per-node=4", "#SBATCH --gpus-per-node=4",
+             "#SBATCH --time=01:00:00"):
+    assert line in directives, (line, directives)
+assert text.endswith('exec srun --kill-on-bad-exit=1 "$FFNSHAPE" train "${CONFIGS[$task]}" --run-dir "${RUN_DIRS[$task]}"'
+                     ' --resume auto\n'), text
+PY
+# Array task 3 under bash with a fake srun: every task of the step trains run 3's config.
+mkdir -p "$tmp/bin"
+ln -sf "$SOURCE_DIR/tests/fake_srun.sh" "$tmp/bin/srun"
+printf '#!/usr/bin/env bash\nprintf "%%s " "$SLURM_PROCID/$SLURM_STEP_NUM_TASKS" "$@" >"%s/rank.$SLURM_PROCID"\n' "$tmp" >"$tmp/stub"
+chmod +x "$tmp/stub"
+expect 0 "the data-parallel array task under a fake srun" -- env PATH="$tmp/bin:$PATH" FFNSHAPE="$tmp/stub" \
+  SLURM_ARRAY_TASK_ID=3 SLURM_NTASKS=2 bash "$tmp/grid_dp/sweep.sbatch"
+config3=$(sed -n '/^CONFIGS=(/,/^)/p' "$tmp/grid_dp/sweep.sbatch" | sed -n 5p | sed "s/^ *'//; s/'$//")
+run3=$(sed -n '/^RUN_DIRS=(/,/^)/p' "$tmp/grid_dp/sweep.sbatch" | sed -n 5p | sed "s/^ *'//; s/'$//")
+for r in 0 1; do
+  [ "$(cat "$tmp/rank.$r" 2>/dev/null)" = "$r/2 train $config3 --run-dir $run3 --resume auto " ] ||
+    fail "array task 3, rank $r ran: $(cat "$tmp/rank.$r" 2>/dev/null)"
+done
+grid_with grid_cpu "nodes: 2" "gpus_per_node: 0"
+expect 0 "sweep --emit slurm, 2 CPU nodes" -- "$FFNSHAPE" sweep "$tmp/grid_cpu.yaml" --run-root "$tmp/grid_cpu" --emit slurm
+contains $'#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --time' "$(cat "$tmp/grid_cpu/sweep.sbatch")" \
+  "CPU tasks: one rank per node, no GPUs"
+grid_with grid_gpus "gpus_per_node: 4"
+expect 0 "sweep --emit list, 4 GPUs" -- "$FFNSHAPE" sweep "$tmp/grid_gpus.yaml" --run-root "$tmp/grid_gpus" --emit list
+[ "$(grep -c "^torchrun --standalone --nproc_per_node=4 --no-python '$FFNSHAPE' train '[^']*' --run-dir '[^']*' --resume auto$" \
+  "$tmp/grid_gpus/commands.txt")" -eq 10 ] || fail "one torchrun line per run: $(head -1 "$tmp/grid_gpus/commands.txt")"
+grid_with grid_nodes "nodes: 2"
+expect 2 "sweep --emit list across nodes" -- "$FFNSHAPE" sweep "$tmp/grid_nodes.yaml" --run-root "$tmp/grid_nodes" --emit list
+contains "nodes: is 2, but --emit list launches single-node tasks" "$err" "list across nodes message"
+contains "fix: use --emit slurm" "$err" "list across nodes fix"
+[ ! -e "$tmp/grid_nodes/configs" ] || fail "a refused list wrote configs"
+bad_resources() {  # LINE MESSAGE
+  grid_with grid_bad_resources "$1"
+  expect 2 "sweep with $1" -- "$FFNSHAPE" sweep "$tmp/grid_bad_resources.yaml" --dry-run
+  contains "$2" "$err" "$1 message"
+  contains "fix:" "$err" "$1 fix"
+}
+bad_resources "nodes: 0" "nodes: must be at least 1, but is 0"
+bad_resources "nodes: 1.5" "nodes: must be an integer"
+bad_resources "gpus_per_node: -1" "gpus_per_node: must be at least 0, but is -1"
+bad_resources "gpus_per_node: eight" "gpus_per_node: must be an integer"
 
 # The shipped experiment and sweep files all plan within their tolerance.
 for f in "$SOURCE_DIR"/configs/demo/experiment.yaml "$SOURCE_DIR"/configs/paper/experiments/*.yaml; do

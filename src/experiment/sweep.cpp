@@ -1,6 +1,7 @@
 // Grid sweeps: expansion, solving each point, and emitting the runs for a cluster.
 #include "ffnshape/experiment/sweep.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -34,6 +35,42 @@ std::string shell_quoted(const std::string& text) {
   return out + "'";
 }
 
+// A run's nodes or GPUs per node: a whole number of at least `minimum`.
+int resource_count(YamlSection& top, const std::string& key, int fallback, int minimum, const std::string& hint) {
+  const auto value = top.get<int64_t>(key, fallback);
+  if (value < minimum || value > 1'000'000) {
+    throw top.error(key, "must be at least " + std::to_string(minimum) + ", but is " + std::to_string(value), hint);
+  }
+  return static_cast<int>(value);
+}
+
+// The training command of one array task; a data-parallel run's ranks are the tasks of one srun
+// step, and --kill-on-bad-exit stops the others when one rank fails.
+std::string slurm_train_line(const SweepSpec& spec) {
+  const std::string train = "\"$FFNSHAPE\" train \"${CONFIGS[$task]}\" --run-dir \"${RUN_DIRS[$task]}\" --resume auto\n";
+  return spec.data_parallel() ? "exec srun --kill-on-bad-exit=1 " + train : "exec " + train;
+}
+
+// #SBATCH lines for one data-parallel run: a task (rank) per GPU, or one per node for CPU tasks.
+std::string slurm_resources(const SweepSpec& spec) {
+  if (!spec.data_parallel()) return "";
+  std::ostringstream out;
+  out << "#SBATCH --nodes=" << spec.nodes << "\n"
+      << "#SBATCH --ntasks-per-node=" << std::max(spec.gpus_per_node, 1) << "\n";
+  if (spec.gpus_per_node > 0) out << "#SBATCH --gpus-per-node=" << spec.gpus_per_node << "\n";
+  return out.str();
+}
+
+// One line of --emit list: a plain process, or torchrun starting one rank per GPU of this node.
+std::string list_line(const SweepSpec& spec, const std::string& ffnshape, const std::string& config,
+                      const std::string& run_dir) {
+  std::string launcher = shell_quoted(ffnshape);
+  if (spec.gpus_per_node > 1) {
+    launcher = "torchrun --standalone --nproc_per_node=" + std::to_string(spec.gpus_per_node) + " --no-python " + launcher;
+  }
+  return launcher + " train " + shell_quoted(config) + " --run-dir " + shell_quoted(run_dir) + " --resume auto\n";
+}
+
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
@@ -43,6 +80,8 @@ SweepSpec load_sweep(const std::string& path) {
   read_shared_keys(top, path, spec.experiment);
   spec.solve = top.get("solve", spec.solve);
   spec.slurm = top.get("slurm", spec.slurm);
+  spec.nodes = resource_count(top, "nodes", 1, 1, "give the nodes per run, e.g. nodes: 2 (1 is one node)");
+  spec.gpus_per_node = resource_count(top, "gpus_per_node", 1, 0, "give the GPUs per node, e.g. gpus_per_node: 8 (0 is a CPU run)");
   const auto grid = top.raw("grid");
   if (!grid.IsMap() || grid.size() == 0) {
     throw ConfigError("grid", "is missing or not a mapping of keys to value lists",
@@ -126,6 +165,10 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
 
 std::string emit_sweep(const SweepPlan& plan, const SweepSpec& spec, const std::string& run_root,
                        const std::string& ffnshape, bool slurm) {
+  if (!slurm && spec.nodes > 1) {
+    throw ConfigError("nodes", "is " + std::to_string(spec.nodes) + ", but --emit list launches single-node tasks",
+                      "use --emit slurm for runs across nodes, or set nodes: 1", spec.experiment.path);
+  }
   const fs::path configs = fs::path(run_root) / "configs";
   fs::create_directories(configs);
   std::vector<std::string> config_files, run_dirs;
@@ -141,20 +184,19 @@ std::string emit_sweep(const SweepPlan& plan, const SweepSpec& spec, const std::
   }
   std::ostringstream out;
   if (!slurm) {
-    for (size_t i = 0; i < config_files.size(); ++i) {
-      out << shell_quoted(ffnshape) << " train " << shell_quoted(config_files[i]) << " --run-dir "
-          << shell_quoted(run_dirs[i]) << " --resume auto\n";
-    }
+    for (size_t i = 0; i < config_files.size(); ++i) out << list_line(spec, ffnshape, config_files[i], run_dirs[i]);
     return out.str();
   }
   out << "#!/usr/bin/env bash\n"
       << "# Slurm array job for the sweep " << plan.experiment.name << " (" << plan.feasible.size() << " points x "
-      << plan.experiment.seeds.size() << " seeds): one task per run, each training its own config.\n"
+      << plan.experiment.seeds.size() << " seeds): one array task per run, each training its own config"
+      << (spec.data_parallel() ? " with srun's tasks as its ranks" : "") << ".\n"
       << "# Runs resume from their newest checkpoint, so a requeued task continues. Afterwards:\n"
       << "#   ffnshape sweep " << plan.experiment.path << " --run-root " << run_root << " --report\n"
       << "#SBATCH --job-name=ffnshape-" << plan.experiment.name << "\n"
       << "#SBATCH --array=0-" << (config_files.empty() ? 0 : config_files.size() - 1) << "\n"
-      << "#SBATCH --output=" << (fs::path(run_root) / "slurm-%A_%a.out").string() << "\n";
+      << "#SBATCH --output=" << (fs::path(run_root) / "slurm-%A_%a.out").string() << "\n"
+      << slurm_resources(spec);
   for (const auto& line : spec.slurm) out << "#SBATCH " << line << "\n";
   out << "set -euo pipefail\n"
       << "FFNSHAPE=${FFNSHAPE:-" << shell_quoted(ffnshape) << "}\n"
@@ -164,7 +206,7 @@ std::string emit_sweep(const SweepPlan& plan, const SweepSpec& spec, const std::
   for (const auto& d : run_dirs) out << "  " << shell_quoted(d) << "\n";
   out << ")\n"
       << "task=${SLURM_ARRAY_TASK_ID:?run this script with sbatch}\n"
-      << "exec \"$FFNSHAPE\" train \"${CONFIGS[$task]}\" --run-dir \"${RUN_DIRS[$task]}\" --resume auto\n";
+      << slurm_train_line(spec);
   return out.str();
 }
 

@@ -10,7 +10,13 @@
 //     model.n_layers: [6, 12]
 //   solve: [d_model=256..4096/4, ffn.hidden]  # free dimensions (a grid key is never solved)
 //   slurm: ["--gres=gpu:1", "--time=24:00:00"]   # extra #SBATCH lines for --emit slurm
+//   nodes: 1                                  # nodes per run (default 1; more need --emit slurm)
+//   gpus_per_node: 1                          # ranks per node, one GPU each (default 1; 0 = a CPU task)
 //
+// With the defaults each run is one process, and --emit slurm asks for no resources itself (the
+// `slurm:` lines do). With more nodes or GPUs each run is a data-parallel job: --emit slurm asks
+// for nodes x gpus_per_node tasks (one per node for CPU tasks) and starts them with srun; --emit
+// list starts one node's ranks with torchrun.
 // A sweep is an experiment whose arms are the grid points; points that cannot meet the tolerance
 // are listed with the reason and skipped.
 #pragma once
@@ -28,6 +34,9 @@ struct SweepSpec {
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;  // key -> values (YAML text)
   std::vector<std::string> solve;
   std::vector<std::string> slurm;
+  int nodes = 1;
+  int gpus_per_node = 1;
+  bool data_parallel() const { return nodes > 1 || gpus_per_node > 1; }
 };
 
 // Reads a grid file and expands the grid into arms named after their values (e.g. k4_n_layers12).
@@ -42,8 +51,9 @@ struct SweepPlan {
 SweepPlan plan_sweep(const SweepSpec& spec);
 
 // Writes one resolved config per point and seed under RUN_ROOT/configs and returns either a plain
-// list of `ffnshape train` commands (one per line) or a Slurm array-job script (one task each).
-// `ffnshape` is the binary the commands call.
+// list of `ffnshape train` commands (one per line; torchrun lines for several GPUs) or a Slurm
+// array-job script (one array task per run). `ffnshape` is the binary the commands call.
+// ConfigError, before anything is written, for a list of runs that span several nodes.
 std::string emit_sweep(const SweepPlan& plan, const SweepSpec& spec, const std::string& run_root,
                        const std::string& ffnshape, bool slurm);
 
