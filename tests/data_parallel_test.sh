@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Data-parallel `ffnshape train` over Gloo on loopback, ranks started the way torchrun starts them
-# (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT): 2 ranks of micro-batch b equal 1 process of 2b (also
+# (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by torchrun itself and by the Slurm batch script: 2 ranks of micro-batch b equal 1 process of 2b (also
 # with grad_accum 2), a 2-rank resume is bit-identical, checkpoints move between world sizes, and a
 # rank that dies or hangs stops the other with a message naming it. Environment: FFNSHAPE,
 # CHECKPOINT_DIFF (tests/checkpoint_diff).
@@ -141,7 +141,25 @@ lost_rank() {  # NAME SIGNAL
 lost_rank died KILL
 lost_rank hung STOP
 
-# 5. Launch mistakes: exit 2 and a message.
+# 5. The real launchers: torchrun (from the project's venv, whose agent hosts the store) and
+# scripts/slurm/train.sbatch run by bash with tests/fake_srun.sh as srun.
+here=$(cd "$(dirname "$0")" && pwd)
+sed 's/micro_batch: 8/micro_batch: 4/' "$tmp/dp.yaml" >"$tmp/dp4.yaml"
+torchrun=$here/../.venv/bin/torchrun
+if [ -x "$torchrun" ]; then
+  expect 0 "torchrun" -- timeout 300 "$torchrun" --standalone --nproc_per_node=2 --no-python "$FFNSHAPE" train \
+    "$tmp/dp4.yaml" --run-dir "$tmp/torchrun"
+  same_run one torchrun 1e-5
+else
+  echo "  torchrun: skipped (no $torchrun; scripts/setup.sh installs it)"
+fi
+mkdir -p "$tmp/bin"
+ln -s "$here/fake_srun.sh" "$tmp/bin/srun"
+expect 0 "train.sbatch under srun" -- env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT PATH="$tmp/bin:$PATH" \
+  SLURM_NTASKS=2 FFNSHAPE="$FFNSHAPE" timeout 300 bash "$here/../scripts/slurm/train.sbatch" "$tmp/dp4.yaml" "$tmp/slurm"
+same_run one slurm 1e-5
+
+# 6. Launch mistakes: exit 2 and a message.
 expect 2 "WORLD_SIZE=0" -- env RANK=0 WORLD_SIZE=0 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad"
 contains "WORLD_SIZE" "$err" "WORLD_SIZE=0 message"
 expect 2 "RANK >= WORLD_SIZE" -- env RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad"
