@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Data-parallel `ffnshape train` over Gloo on loopback, ranks started the way torchrun starts them
 # (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by torchrun itself and by the Slurm batch script: 2 ranks of micro-batch b equal 1 process of 2b (also
-# with grad_accum 2), a 2-rank resume is bit-identical, checkpoints move between world sizes, and a
+# with grad_accum 2, and with ZeRO-1), a 2-rank resume is bit-identical, checkpoints move between world sizes, and a
 # rank that dies or hangs stops the other with a message naming it. Environment: FFNSHAPE,
 # CHECKPOINT_DIFF (tests/checkpoint_diff).
 set -uo pipefail
@@ -92,6 +92,21 @@ expect_ok one_acc $?
 ranks 2 two_acc --run-dir "$tmp/two_acc" --set train.micro_batch=4 --set train.grad_accum=2; expect_ok two_acc $?
 same_run one_acc two_acc 1e-5
 
+# ZeRO-1 (moments split over the ranks, buckets of 10 kB so that slices cut through parameters).
+zero=(--set train.micro_batch=4 --set train.zero=1 --set train.bucket_mb=0.01)
+ranks 2 zero --run-dir "$tmp/zero" "${zero[@]}"; expect_ok zero $?
+same_run one zero 1e-5
+ranks 2 zero_acc --run-dir "$tmp/zero_acc" "${zero[@]}" --set train.grad_accum=2; expect_ok zero_acc $?
+same_run one_acc zero_acc 1e-5
+# Its checkpoints hold the whole AdamW state: a 2-rank ZeRO run resumes bit for bit, and in 1 process.
+ranks 2 zero_stop --run-dir "$tmp/zero_resumed" "${zero[@]}" --stop-at 10
+ranks 2 zero_resume --run-dir "$tmp/zero_resumed" "${zero[@]}"; expect_ok zero_resume $?
+same_run zero zero_resumed 0
+ranks 2 zero_stop2 --run-dir "$tmp/zero_then_one" "${zero[@]}" --stop-at 10
+"$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/zero_then_one" >"$tmp/zero_then_one.log" 2>&1
+expect_ok zero_then_one $?
+same_run one zero_then_one 1e-5
+
 # 2. A 2-rank run stopped at step 10 and resumed equals the uninterrupted one bit for bit.
 ranks 2 stop --run-dir "$tmp/resumed" --set train.micro_batch=4 --stop-at 10
 [ -e "$tmp/resumed/checkpoints/step_00000010/DONE" ] || fail "no checkpoint at the stop"
@@ -117,7 +132,8 @@ lost_rank() {  # NAME SIGNAL
       --run-dir "$tmp/$1" --set train.steps=100000 --set train.collective_timeout_s=5 >"$tmp/$1.$r" 2>&1 &
     pids+=($!)
   done
-  (sleep 120; kill -9 "${pids[@]}" 2>/dev/null) &  # a hang fails the test instead of blocking it
+  # A hang fails the test instead of blocking it (no output: ctest would wait for the sleep).
+  (sleep 120; kill -9 "${pids[@]}") >/dev/null 2>&1 &
   local watchdog=$!
   for _ in $(seq 100); do grep -q "step " "$tmp/$1.0" 2>/dev/null && break; sleep 0.2; done
   start=$(date +%s)

@@ -2,8 +2,11 @@
 
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 namespace ffnshape {
@@ -25,7 +28,9 @@ namespace {
 struct Bucket {
   std::vector<torch::Tensor> params;
   std::vector<int64_t> offsets;       // of each parameter in `flat`
-  std::vector<torch::Tensor> flat;    // one tensor; a vector because the collective takes one
+  std::vector<torch::Tensor> flat;    // one tensor (padded to a multiple of the world size when
+                                      // sharded); a vector because the collective takes one
+  torch::Tensor shard;                // sharded: this rank's slice of the sum
   int64_t pending = 0;                // gradients of the armed backward still to come
   PendingCollective work;
 };
@@ -34,6 +39,7 @@ struct Bucket {
 
 struct GradientSync::Impl {
   ProcessGroup& group;
+  bool shard = false;
   std::vector<Bucket> buckets;
   std::vector<char> ready;  // per parameter, in the armed backward
   std::vector<c10::intrusive_ptr<torch::autograd::Node>> accumulators;
@@ -57,7 +63,9 @@ struct GradientSync::Impl {
       auto slice = flat.narrow(0, bucket.offsets[i], bucket.params[i].numel());
       grad.defined() ? slice.copy_(grad.reshape(-1)) : slice.zero_();
     }
-    bucket.work = group.all_reduce_sum_async(bucket.flat);
+    const int64_t used = bucket.offsets.back() + bucket.params.back().numel();
+    flat.narrow(0, used, flat.numel() - used).zero_();  // the padding of a sharded bucket
+    bucket.work = shard ? group.reduce_scatter_sum_async(bucket.shard, flat) : group.all_reduce_sum_async(bucket.flat);
   }
 
   // Buckets start strictly in order: every rank must issue the same collectives in the same order.
@@ -72,8 +80,9 @@ struct GradientSync::Impl {
   }
 };
 
-GradientSync::GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes)
+GradientSync::GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes, bool shard)
     : impl_(std::make_unique<Impl>(group)) {
+  impl_->shard = shard;
   auto params = model.parameters();
   int64_t bytes = 0;
   for (auto it = params.rbegin(); it != params.rend(); ++it) {
@@ -105,7 +114,10 @@ GradientSync::GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_
   for (auto& bucket : impl_->buckets) {
     int64_t elements = 0;
     for (const auto& p : bucket.params) elements += p.numel();
-    bucket.flat.push_back(torch::empty({elements}, bucket.params.front().options()));
+    const int64_t world = shard ? group.world_size() : 1;
+    const int64_t slice = (elements + world - 1) / world;
+    bucket.flat.push_back(torch::empty({slice * world}, bucket.params.front().options()));
+    if (shard) bucket.shard = torch::empty({slice}, bucket.params.front().options());
   }
   impl_->reset_pending();
 }
@@ -128,6 +140,10 @@ void GradientSync::finish(double scale) {
   for (auto& bucket : buckets) bucket.work.wait();
   impl_->exposed_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (auto& bucket : buckets) {
+    if (impl_->shard) {
+      if (scale != 1.0) bucket.shard.mul_(scale);
+      continue;
+    }
     auto& flat = bucket.flat.front();
     if (scale != 1.0) flat.mul_(scale);
     for (size_t i = 0; i < bucket.params.size(); ++i) {
@@ -147,6 +163,148 @@ void GradientSync::finish(double scale) {
 int64_t GradientSync::buckets() const { return static_cast<int64_t>(impl_->buckets.size()); }
 
 double GradientSync::exposed_wait_s() const { return impl_->exposed_wait_s; }
+
+// --- ShardedAdamW --------------------------------------------------------------------------------
+
+namespace {
+
+// Where part of a parameter lies in this rank's slice of its bucket.
+struct Piece {
+  torch::Tensor param;
+  int64_t slice_offset = 0, param_offset = 0, length = 0;
+  double weight_decay = 0;
+};
+
+// This rank's slice of one bucket: its weights (copied in for each step), moments and pieces.
+struct Slice {
+  Bucket* bucket = nullptr;
+  torch::Tensor weights, exp_avg, exp_avg_sq, gathered;  // gathered: the whole bucket, padded
+  std::vector<Piece> pieces;
+};
+
+const torch::optim::AdamWOptions& adamw_options(const torch::optim::OptimizerParamGroup& group) {
+  return static_cast<const torch::optim::AdamWOptions&>(group.options());
+}
+
+}  // namespace
+
+struct ShardedAdamW::Impl {
+  ProcessGroup* group = nullptr;
+  std::vector<Slice> slices;
+  int64_t step = 0;
+};
+
+ShardedAdamW::ShardedAdamW(torch::optim::AdamW& like, GradientSync& sync)
+    : torch::optim::AdamW(like.param_groups(), static_cast<const torch::optim::AdamWOptions&>(like.defaults())),
+      impl_(std::make_unique<Impl>()) {
+  auto& s = *sync.impl_;
+  if (!s.shard) throw std::logic_error("ShardedAdamW needs a sharding GradientSync");
+  impl_->group = &s.group;
+  std::unordered_map<const void*, double> decay;
+  for (const auto& group : param_groups()) {
+    for (const auto& p : group.params()) decay[p.unsafeGetTensorImpl()] = adamw_options(group).weight_decay();
+  }
+  const int64_t rank = s.group.rank();
+  for (auto& bucket : s.buckets) {
+    Slice slice;
+    slice.bucket = &bucket;
+    const int64_t size = bucket.shard.numel(), begin = rank * size;
+    for (size_t i = 0; i < bucket.params.size(); ++i) {
+      const auto& p = bucket.params[i];
+      const int64_t lo = std::max(begin, bucket.offsets[i]), hi = std::min(begin + size, bucket.offsets[i] + p.numel());
+      if (lo >= hi) continue;
+      slice.pieces.push_back({p, lo - begin, lo - bucket.offsets[i], hi - lo, decay.at(p.unsafeGetTensorImpl())});
+    }
+    slice.weights = torch::zeros({size}, bucket.shard.options());
+    slice.exp_avg = torch::zeros_like(slice.weights);
+    slice.exp_avg_sq = torch::zeros_like(slice.weights);
+    slice.gathered = torch::empty_like(bucket.flat.front());
+    impl_->slices.push_back(std::move(slice));
+  }
+  // Moments of a loaded checkpoint: keep this rank's slices of them.
+  torch::NoGradGuard no_grad;
+  for (auto& slice : impl_->slices) {
+    for (const auto& piece : slice.pieces) {
+      const auto found = like.state().find(piece.param.unsafeGetTensorImpl());
+      if (found == like.state().end()) continue;
+      const auto& state = static_cast<const torch::optim::AdamWParamState&>(*found->second);
+      impl_->step = state.step();
+      slice.exp_avg.narrow(0, piece.slice_offset, piece.length)
+          .copy_(state.exp_avg().reshape(-1).narrow(0, piece.param_offset, piece.length));
+      slice.exp_avg_sq.narrow(0, piece.slice_offset, piece.length)
+          .copy_(state.exp_avg_sq().reshape(-1).narrow(0, piece.param_offset, piece.length));
+    }
+  }
+}
+
+ShardedAdamW::~ShardedAdamW() = default;
+
+torch::Tensor ShardedAdamW::step(LossClosure closure) {
+  TORCH_CHECK(!closure, "ShardedAdamW::step takes no closure");
+  const auto& o = adamw_options(param_groups().front());
+  for (const auto& group : param_groups()) {
+    const auto& g = adamw_options(group);
+    TORCH_CHECK(g.lr() == o.lr() && g.betas() == o.betas() && g.eps() == o.eps() && !g.amsgrad(),
+                "ShardedAdamW: parameter groups may differ in weight decay only");
+  }
+  torch::NoGradGuard no_grad;
+  const auto [beta1, beta2] = o.betas();
+  const int64_t step = ++impl_->step;
+  const double bias_correction1 = 1 - std::pow(beta1, step), bias_correction2 = 1 - std::pow(beta2, step);
+  for (auto& slice : impl_->slices) {
+    const auto& grad = slice.bucket->shard;
+    // torch::optim::AdamW's update, on the slice: decay, moments, then the bias-corrected step.
+    for (const auto& piece : slice.pieces) {
+      auto weights = slice.weights.narrow(0, piece.slice_offset, piece.length);
+      weights.copy_(piece.param.detach().reshape(-1).narrow(0, piece.param_offset, piece.length));
+      weights.mul_(1 - o.lr() * piece.weight_decay);
+    }
+    slice.exp_avg.mul_(beta1).add_(grad, 1 - beta1);
+    slice.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, 1 - beta2);
+    const auto denom = (slice.exp_avg_sq.sqrt() / std::sqrt(bias_correction2)).add_(o.eps());
+    slice.weights.addcdiv_(slice.exp_avg, denom, -o.lr() / bias_correction1);
+    impl_->group->all_gather(slice.gathered, slice.weights);
+    auto& bucket = *slice.bucket;
+    for (size_t i = 0; i < bucket.params.size(); ++i) {
+      auto& p = bucket.params[i];
+      p.detach().copy_(slice.gathered.narrow(0, bucket.offsets[i], p.numel()).view_as(p));
+    }
+  }
+  return {};
+}
+
+double ShardedAdamW::clip_grad_norm(double max_norm) {
+  torch::NoGradGuard no_grad;
+  double squares = 0;
+  for (const auto& slice : impl_->slices) squares += slice.bucket->shard.to(torch::kDouble).pow(2).sum().item<double>();
+  const double norm = std::sqrt(impl_->group->sum(squares));
+  const double coefficient = max_norm / (norm + 1e-6);
+  if (coefficient < 1) {
+    for (auto& slice : impl_->slices) slice.bucket->shard.mul_(coefficient);
+  }
+  return norm;
+}
+
+void ShardedAdamW::gather_state() {
+  torch::NoGradGuard no_grad;
+  state_.clear();
+  for (auto& slice : impl_->slices) {
+    auto exp_avg = torch::empty_like(slice.gathered), exp_avg_sq = torch::empty_like(slice.gathered);
+    impl_->group->all_gather(exp_avg, slice.exp_avg);
+    impl_->group->all_gather(exp_avg_sq, slice.exp_avg_sq);
+    const auto& bucket = *slice.bucket;
+    for (size_t i = 0; i < bucket.params.size(); ++i) {
+      const auto& p = bucket.params[i];
+      auto state = std::make_unique<torch::optim::AdamWParamState>();
+      state->step(impl_->step);
+      state->exp_avg(exp_avg.narrow(0, bucket.offsets[i], p.numel()).view_as(p).clone());
+      state->exp_avg_sq(exp_avg_sq.narrow(0, bucket.offsets[i], p.numel()).view_as(p).clone());
+      state_[p.unsafeGetTensorImpl()] = std::move(state);
+    }
+  }
+}
+
+void ShardedAdamW::release_state() { state_.clear(); }
 
 void all_reduce_gradients(torch::nn::Module& model, ProcessGroup& group, double scale, int64_t bucket_bytes) {
   GradientSync sync(model, group, bucket_bytes);

@@ -73,15 +73,21 @@ struct ProcessGroup::Impl {
     }
   }
 
+  // Starts a collective now; the handle waits for it with the error handling above.
   template <typename Launch>
-  void run(const char* what, Launch&& launch) {
+  PendingCollective start(const char* what, Launch&& launch) {
     c10::intrusive_ptr<c10d::Work> work;
     try {
       work = launch();
     } catch (const std::exception& e) {
       throw DistributedError(std::string(what) + " could not start on rank " + std::to_string(rank) + ": " + reason(e));
     }
-    wait(what, work);
+    return PendingCollective([this, what, work] { wait(what, work); });
+  }
+
+  template <typename Launch>
+  void run(const char* what, Launch&& launch) {
+    start(what, std::forward<Launch>(launch)).wait();
   }
 };
 
@@ -117,13 +123,11 @@ void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors) {
 }
 
 PendingCollective ProcessGroup::all_reduce_sum_async(std::vector<torch::Tensor>& tensors) {
-  c10::intrusive_ptr<c10d::Work> work;
-  try {
-    work = impl_->gloo->allreduce(tensors);
-  } catch (const std::exception& e) {
-    throw DistributedError("all-reduce could not start on rank " + std::to_string(impl_->rank) + ": " + reason(e));
-  }
-  return PendingCollective([impl = impl_.get(), work] { impl->wait("all-reduce", work); });
+  return impl_->start("all-reduce", [&] { return impl_->gloo->allreduce(tensors); });
+}
+
+PendingCollective ProcessGroup::reduce_scatter_sum_async(torch::Tensor& output, torch::Tensor& input) {
+  return impl_->start("reduce-scatter", [&] { return impl_->gloo->_reduce_scatter_base(output, input); });
 }
 
 void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
@@ -162,6 +166,10 @@ int ProcessGroup::rank() const { return 0; }
 int ProcessGroup::world_size() const { return 1; }
 void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>&) {}
 PendingCollective ProcessGroup::all_reduce_sum_async(std::vector<torch::Tensor>&) { return {}; }
+PendingCollective ProcessGroup::reduce_scatter_sum_async(torch::Tensor& output, torch::Tensor& input) {
+  output.copy_(input);
+  return {};
+}
 void ProcessGroup::broadcast(std::vector<torch::Tensor>&, int) {}
 void ProcessGroup::reduce_scatter_sum(torch::Tensor& output, torch::Tensor& input) { output.copy_(input); }
 void ProcessGroup::all_gather(torch::Tensor& output, torch::Tensor& input) { output.copy_(input); }

@@ -7,7 +7,7 @@
 namespace ffnshape {
 
 Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config)
-    : env_(env), bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)) {
+    : env_(env), bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)), zero_(config.zero == 1) {
   if (!env.distributed()) return;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.collective_timeout_s * 1000));
   group_ = std::make_unique<ProcessGroup>(env, timeout);
@@ -18,10 +18,28 @@ torch::Device Ranks::device(torch::Device requested) const {
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env_.local_rank));
 }
 
-void Ranks::attach(torch::nn::Module& model) {
+void Ranks::attach(torch::nn::Module& model, std::unique_ptr<torch::optim::AdamW>& optimizer) {
   if (!group_) return;
   broadcast_parameters(model, *group_);
-  sync_ = std::make_unique<GradientSync>(model, *group_, bucket_bytes_);
+  sync_ = std::make_unique<GradientSync>(model, *group_, bucket_bytes_, zero_);
+  if (zero_) {
+    auto sharded = std::make_unique<ShardedAdamW>(*optimizer, *sync_);
+    sharded_ = sharded.get();
+    optimizer = std::move(sharded);
+  }
+}
+
+double Ranks::clip_gradients(torch::nn::Module& model, double max_norm) {
+  if (sharded_) return sharded_->clip_grad_norm(max_norm);
+  return torch::nn::utils::clip_grad_norm_(model.parameters(), max_norm);
+}
+
+void Ranks::before_save() {
+  if (sharded_) sharded_->gather_state();
+}
+
+void Ranks::after_save() {
+  if (sharded_) sharded_->release_state();
 }
 
 double Ranks::sum(double value) { return group_ ? group_->sum(value) : value; }

@@ -25,19 +25,27 @@ class Ranks {
   // The device this rank trains on: a CUDA request means the GPU of this rank's local rank.
   torch::Device device(torch::Device requested) const;
 
-  // Rank 0's weights everywhere, then gradient sums hooked into the model's backward.
-  void attach(torch::nn::Module& model);
+  // Rank 0's weights everywhere, then gradient sums hooked into the model's backward. With
+  // train.zero: 1 the optimizer becomes a ShardedAdamW that takes over its (loaded) state.
+  void attach(torch::nn::Module& model, std::unique_ptr<torch::optim::AdamW>& optimizer);
   double sum(double value);  // across ranks
   std::vector<double> sum(std::vector<double> values);  // several numbers in one collective
   // Every rank must stand at the same step (the run directory is shared); DistributedError if not.
   void check_same_step(int64_t step);
   void before_last_backward();   // the coming backward starts the gradient all-reduce
   void finish_gradients();       // waits for it; gradients are then the sums over ranks
+  // Clips the whole gradient (every rank's slices, under ZeRO-1) to max_norm; returns its norm.
+  double clip_gradients(torch::nn::Module& model, double max_norm);
+  // Around a checkpoint save (every rank calls both): ZeRO-1 gathers the whole optimizer state.
+  void before_save();
+  void after_save();
   double exposed_wait_s() const;  // time spent waiting for gradients after backward
 
  private:
   DistributedEnv env_;
   int64_t bucket_bytes_;
+  bool zero_;
+  ShardedAdamW* sharded_ = nullptr;  // the run's optimizer under ZeRO-1
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<GradientSync> sync_;
 };

@@ -284,7 +284,7 @@ StepStats optimizer_step(TrainingRun& run, Ranks& ranks, const RunConfig& config
   stats.loss = sums[0];
   stats.stop_requested = sums[1] > 0;
   const double clip = config.optimizer.clip > 0 ? config.optimizer.clip : std::numeric_limits<double>::infinity();
-  stats.grad_norm = torch::nn::utils::clip_grad_norm_(run.model->parameters(), clip);
+  stats.grad_norm = ranks.clip_gradients(*run.model, clip);
   if (!std::isfinite(stats.loss) || !std::isfinite(stats.grad_norm)) {
     throw NonFiniteLoss("the loss became non-finite at step " + std::to_string(step + 1) + " (loss " +
                         std::to_string(stats.loss) + ", grad norm " + std::to_string(stats.grad_norm) +
@@ -314,10 +314,12 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
   const bool has_val = !run.val_batches.empty();
   auto save = [&] {
     state.loader = run.loader->state();
+    ranks.before_save();
     if (ranks.is_root()) {
       save_checkpoint(checkpoint_dir(options.run_dir, state.step), run.model, *run.optimizer, state);
       prune_checkpoints(options.run_dir, config.checkpoint.keep);
     }
+    ranks.after_save();
   };
   auto run_eval = [&] {
     std::tie(result.val_loss, result.val_ppl) = evaluate_on_ranks(run, ranks, config, device);
@@ -378,7 +380,7 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
     }
     if (!options.quiet && ranks.is_root()) log::info("resuming from {} (step {})", *resume_from, state.step);
   }
-  ranks.attach(*run.model);
+  ranks.attach(*run.model, run.optimizer);
   if (ranks.is_root()) std::ofstream(run_dir / "config.yaml") << to_yaml(config);
   ProgressLog progress(ranks.is_root() ? run_dir / "metrics.jsonl" : fs::path(), state.step, config, device,
                        ranks.world(), state.elapsed_s, options.quiet || !ranks.is_root());

@@ -21,9 +21,13 @@ void broadcast_parameters(torch::nn::Module& model, ProcessGroup& group);
 // bucket's all-reduce as soon as its last gradient has been accumulated, buckets always in the same
 // order on every rank, so communication overlaps the rest of backward. Backward passes that are not
 // armed (the earlier micro-steps of gradient accumulation) do not communicate.
+// With `shard` (ZeRO-1), each bucket is reduce-scattered instead: every rank receives the summed
+// gradient of its own 1/R slice of the bucket (see ShardedAdamW), and the parameters' own gradients
+// stay this rank's.
 class GradientSync {
  public:
-  GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes = int64_t{25} << 20);
+  GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes = int64_t{25} << 20,
+               bool shard = false);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
@@ -31,11 +35,37 @@ class GradientSync {
   // The next backward pass communicates (call it before the last micro-step's backward).
   void arm();
   // Starts the buckets backward did not complete (parameters without a gradient count as zeros),
-  // waits for all, and writes sum * scale into every gradient. Disarms.
+  // waits for all, and writes sum * scale into every gradient (sharded: into this rank's slices).
+  // Disarms.
   void finish(double scale = 1.0);
 
   int64_t buckets() const;
   double exposed_wait_s() const;  // time finish() spent waiting for collectives, summed over calls
+
+ private:
+  friend class ShardedAdamW;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ZeRO-1, as in llm.c: AdamW whose moments are split over the ranks. Each rank keeps the moments of
+// its slices of a sharding GradientSync's buckets, updates those slices of the weights from the
+// reduce-scattered gradient sums, and all-gathers the slices into every rank's weights. The update is
+// torch::optim::AdamW's, element for element; parameter groups may differ in weight decay only.
+// Checkpoints hold the whole state in AdamW's own format, so they load at any world size and without
+// sharding: gather_state() fills state() on every rank before a save, release_state() frees it after.
+class ShardedAdamW : public torch::optim::AdamW {
+ public:
+  // The groups and options of `like`, whose state (a loaded checkpoint's moments) it takes over.
+  ShardedAdamW(torch::optim::AdamW& like, GradientSync& sync);
+  ~ShardedAdamW() override;
+
+  torch::Tensor step(LossClosure closure = nullptr) override;
+  // Scales the gradient slices so that the norm of the whole gradient is at most max_norm (as
+  // torch::nn::utils::clip_grad_norm_ does) and returns the norm before scaling.
+  double clip_grad_norm(double max_norm);
+  void gather_state();   // a collective: every rank calls it
+  void release_state();
 
  private:
   struct Impl;

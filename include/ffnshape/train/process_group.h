@@ -57,6 +57,7 @@ class ProcessGroup {
   void broadcast(std::vector<torch::Tensor>& tensors, int root);  // in place
   // `input` (world_size * n elements) summed across ranks; this rank's n-element slice into `output`.
   void reduce_scatter_sum(torch::Tensor& output, torch::Tensor& input);
+  PendingCollective reduce_scatter_sum_async(torch::Tensor& output, torch::Tensor& input);
   // Every rank's n-element `input`, in rank order, into `output` (world_size * n elements).
   void all_gather(torch::Tensor& output, torch::Tensor& input);
   void barrier();
