@@ -161,6 +161,7 @@ void emit_training(YAML::Emitter& out, const RunConfig& c) {
   key("peak_tflops") << Number{c.train.peak_tflops};
   key("zero") << c.train.zero;
   key("bucket_mb") << Number{c.train.bucket_mb};
+  key("overlap_comm") << c.train.overlap_comm;
   key("collective_timeout_s") << Number{c.train.collective_timeout_s};
   out << YAML::EndMap;
   key("optimizer") << YAML::BeginMap;

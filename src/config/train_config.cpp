@@ -76,6 +76,7 @@ TrainConfig parse_train_config(YamlSection& s) {
   if (c.zero > 1) throw s.error("zero", "is " + std::to_string(c.zero) + "; only stage 1 exists", "use zero: 0 or 1");
   c.bucket_mb = non_negative(s, "bucket_mb", c.bucket_mb);
   if (c.bucket_mb <= 0) throw s.error("bucket_mb", "must be positive", "use e.g. 25 (MB per gradient bucket)");
+  c.overlap_comm = s.get("overlap_comm", c.overlap_comm);
   c.collective_timeout_s = non_negative(s, "collective_timeout_s", c.collective_timeout_s);
   if (c.collective_timeout_s < 1) {
     throw s.error("collective_timeout_s", "is below 1 s", "use e.g. 600; a lost rank is reported after this long");

@@ -40,6 +40,7 @@ struct Bucket {
 struct GradientSync::Impl {
   ProcessGroup& group;
   bool shard = false;
+  bool overlap = true;
   std::vector<Bucket> buckets;
   std::vector<char> ready;  // per parameter, in the armed backward
   std::vector<c10::intrusive_ptr<torch::autograd::Node>> accumulators;
@@ -74,15 +75,17 @@ struct GradientSync::Impl {
   }
 
   void on_gradient(size_t param, size_t bucket) {
-    if (!armed || ready[param]) return;
+    if (!armed || !overlap || ready[param]) return;
     ready[param] = 1;
     if (--buckets[bucket].pending == 0) launch_ready();
   }
 };
 
-GradientSync::GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes, bool shard)
+GradientSync::GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes, bool shard,
+                           bool overlap)
     : impl_(std::make_unique<Impl>(group)) {
   impl_->shard = shard;
+  impl_->overlap = overlap;
   auto params = model.parameters();
   int64_t bytes = 0;
   for (auto it = params.rbegin(); it != params.rend(); ++it) {

@@ -7,7 +7,8 @@
 namespace ffnshape {
 
 Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config)
-    : env_(env), bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)), zero_(config.zero == 1) {
+    : env_(env), bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)), zero_(config.zero == 1),
+      overlap_(config.overlap_comm) {
   if (!env.distributed()) return;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.collective_timeout_s * 1000));
   group_ = std::make_unique<ProcessGroup>(env, timeout);
@@ -21,7 +22,7 @@ torch::Device Ranks::device(torch::Device requested) const {
 void Ranks::attach(torch::nn::Module& model, std::unique_ptr<torch::optim::AdamW>& optimizer) {
   if (!group_) return;
   broadcast_parameters(model, *group_);
-  sync_ = std::make_unique<GradientSync>(model, *group_, bucket_bytes_, zero_);
+  sync_ = std::make_unique<GradientSync>(model, *group_, bucket_bytes_, zero_, overlap_);
   if (zero_) {
     auto sharded = std::make_unique<ShardedAdamW>(*optimizer, *sync_);
     sharded_ = sharded.get();

@@ -44,7 +44,7 @@ class Ranks {
  private:
   DistributedEnv env_;
   int64_t bucket_bytes_;
-  bool zero_;
+  bool zero_, overlap_;
   ShardedAdamW* sharded_ = nullptr;  // the run's optimizer under ZeRO-1
   std::unique_ptr<ProcessGroup> group_;
   std::unique_ptr<GradientSync> sync_;

@@ -201,7 +201,8 @@ TrainResult finished_run(const fs::path& run_dir, const TrainingState& state) {
 }
 
 void write_summary(const fs::path& run_dir, const RunConfig& config, const TrainingState& state,
-                   const TrainResult& result, torch::Device device, double mfu, int world_size) {
+                   const TrainResult& result, torch::Device device, double mfu, int world_size,
+                   double gradient_wait_s) {
   const auto counts = count_parameters(config.model);
   const bool has_val = !config.data.val.empty();
   const nlohmann::json summary = {
@@ -220,6 +221,7 @@ void write_summary(const fs::path& run_dir, const RunConfig& config, const Train
       {"peak_memory_bytes", result.peak_memory_bytes},
       {"device", device.str()},
       {"world_size", world_size},
+      {"gradient_wait_s", gradient_wait_s},  // rank 0's wait for gradient sums after backward
       {"device_name", device_name(device)},
       {"precision", to_string(config.train.precision)}};
   std::ofstream(run_dir / "summary.json") << summary.dump(2) << "\n";
@@ -400,7 +402,8 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   result.tokens_seen = state.tokens_seen;
   result.tokens_per_s = static_cast<double>(state.tokens_seen) / std::max(state.elapsed_s, 1e-9);
   result.peak_memory_bytes = peak_memory_bytes(device);
-  if (ranks.is_root()) write_summary(run_dir, config, state, result, device, progress.mfu(), ranks.world());
+  if (ranks.is_root()) write_summary(run_dir, config, state, result, device, progress.mfu(), ranks.world(),
+                                      ranks.exposed_wait_s());
   return result;
 }
 

@@ -36,6 +36,7 @@ struct TrainConfig {
   // Data parallel (used when the launcher starts several ranks; micro_batch is per rank):
   int64_t zero = 0;             // 1: ZeRO-1, each rank keeps and updates 1/R of the AdamW moments
   double bucket_mb = 25;        // gradient all-reduce bucket size in MB
+  bool overlap_comm = true;     // start each bucket's all-reduce during backward (false: after it)
   double collective_timeout_s = 600;  // a collective not done within this is an error naming the lost rank
 };
 

@@ -26,8 +26,9 @@ void broadcast_parameters(torch::nn::Module& model, ProcessGroup& group);
 // stay this rank's.
 class GradientSync {
  public:
+  // overlap = false starts every bucket in finish(), after backward (to measure what overlap hides).
   GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_t bucket_bytes = int64_t{25} << 20,
-               bool shard = false);
+               bool shard = false, bool overlap = true);
   ~GradientSync();
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
