@@ -3,7 +3,7 @@
 # (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by torchrun itself and by the Slurm batch script: 2 ranks of micro-batch b equal 1 process of 2b (also
 # with grad_accum 2, and with ZeRO-1), a 2-rank resume is bit-identical, checkpoints move between world sizes, and a
 # rank that dies or hangs stops the other with a message naming it. Environment: FFNSHAPE,
-# CHECKPOINT_DIFF (tests/checkpoint_diff).
+# CHECKPOINT_DIFF (tests/checkpoint_diff). Also an experiment whose runs train as 2 ranks.
 set -uo pipefail
 source "$(dirname "$0")/cli_lib.sh"
 
@@ -175,7 +175,42 @@ expect 0 "train.sbatch under srun" -- env -u RANK -u WORLD_SIZE -u MASTER_ADDR -
   SLURM_NTASKS=2 FFNSHAPE="$FFNSHAPE" timeout 300 bash "$here/../scripts/slurm/train.sbatch" "$tmp/dp4.yaml" "$tmp/slurm"
 same_run one slurm 1e-5
 
-# 6. Launch mistakes: exit 2 and a message.
+# 6. An experiment started as 2 ranks trains every run data-parallel; rank 0 alone profiles (the
+# other waits for it when the next run starts) and writes the report. Widths and losses as 1 process.
+cat >"$tmp/exp.yaml" <<YAML
+base: dp.yaml
+set: [train.steps=30, eval.every=0, checkpoint.every=0]
+seeds: [1]
+budget: {reference: uniform}
+profile: {arm: uniform, tokens: 64, ph_memory: 1}
+arms:
+  - name: uniform
+  - name: topo
+    schedule: topo:hyperbolic
+YAML
+sed 's/eval.every=0,/eval.every=0, train.micro_batch=4,/' "$tmp/exp.yaml" >"$tmp/exp4.yaml"
+expect 0 "experiment, 1 process" -- "$FFNSHAPE" experiment "$tmp/exp.yaml" --run-root "$tmp/exp1"
+port=$(free_port)
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 300 "$FFNSHAPE" experiment "$tmp/exp4.yaml" \
+    --run-root "$tmp/exp2" >"$tmp/exp2.$r" 2>&1 &
+done
+wait %1; code0=$?
+wait %2; code1=$?
+expect_ok exp2.0 "$code0"
+expect_ok exp2.1 "$code1"
+python3 - "$tmp/exp1/results.csv" "$tmp/exp2/results.csv" <<'PY' || fail "the 2-rank experiment differs from the 1-process one"
+import csv, sys
+one, two = ({r["arm"]: r for r in csv.DictReader(open(p))} for p in sys.argv[1:3])
+for arm in ("uniform", "topo"):
+    assert one[arm]["ffn_widths"] == two[arm]["ffn_widths"], (arm, one[arm]["ffn_widths"], two[arm]["ffn_widths"])
+    assert abs(float(one[arm]["val_loss"]) - float(two[arm]["val_loss"])) < 1e-4, arm
+print("experiment as 2 ranks: widths", two["topo"]["ffn_widths"], "and losses as 1 process")
+PY
+[ -s "$tmp/exp2/report.md" ] || fail "the 2-rank experiment wrote no report"
+! grep -q "budget" "$tmp/exp2.1" || fail "rank 1 printed the plan: $(head -c 300 "$tmp/exp2.1")"
+
+# 7. Launch mistakes: exit 2 and a message.
 expect 2 "WORLD_SIZE=0" -- env RANK=0 WORLD_SIZE=0 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad"
 contains "WORLD_SIZE" "$err" "WORLD_SIZE=0 message"
 expect 2 "RANK >= WORLD_SIZE" -- env RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad"

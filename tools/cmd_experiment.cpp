@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "ffnshape/experiment/experiment.h"
 #include "ffnshape/experiment/report.h"
+#include "ffnshape/train/distributed_env.h"
 #include "plot_scripts.h"
 
 namespace ffnshape::cli {
@@ -26,9 +27,10 @@ int run(const ExperimentCliOptions& o) {
   options.dry_run = o.dry_run;
   options.before_report = [](const std::string& root) { run_plot_script("plot_experiment.py", {root}); };
   const auto plans = experiment::plan_experiment(spec);
-  std::cout << experiment::describe_plans(spec, plans) << std::flush;
+  const bool reporter = read_distributed_env().rank == 0;  // of several ranks, rank 0 speaks
+  if (reporter) std::cout << experiment::describe_plans(spec, plans) << std::flush;
   const int code = experiment::run_experiment(spec, plans, options);
-  if (!o.dry_run) {
+  if (reporter && !o.dry_run) {
     std::ifstream report(std::filesystem::path(options.run_root) / "report.md");
     std::cout << "\n" << report.rdbuf();
   }

@@ -8,6 +8,7 @@
 #include "ffnshape/experiment/report.h"
 #include "ffnshape/profile/work_profiler.h"
 #include "ffnshape/schedule/schedule.h"
+#include "ffnshape/train/distributed_env.h"
 #include "ffnshape/train/trainer.h"
 
 namespace fs = std::filesystem;
@@ -15,7 +16,8 @@ namespace fs = std::filesystem;
 namespace ffnshape::experiment {
 namespace {
 
-// The config one run trains: the arm's plan, its seed, and its schedule resolved into widths.
+// The config one run trains: the arm's plan, its seed, and its schedule, which train() resolves into
+// widths (after the ranks of a data-parallel experiment meet, so rank 0's profile exists by then).
 RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& profile_path) {
   RunConfig config = plan.config;
   config.train.seed = seed;
@@ -25,7 +27,6 @@ RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& p
     if (schedule_needs_profile(schedule.rule)) schedule.profile = profile_path;
     config.model.ffn.widths.clear();
     config.model.ffn.schedule = schedule;
-    schedule::resolve_schedule(config.model);
   }
   return config;
 }
@@ -46,8 +47,13 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
     throw ConfigError("--only", "names no arm ('" + options.only + "')", "use one of the experiment's arm names");
   }
   if (options.dry_run) return 0;
-  fs::create_directories(root);
-  fs::copy_file(spec.path, fs::path(root) / "experiment.yaml", fs::copy_options::overwrite_existing);
+  // Started as several ranks (torchrun, srun), every rank walks the same runs and each run trains
+  // data-parallel; rank 0 alone writes the experiment's own files and computes the profile.
+  const bool writer = read_distributed_env().rank == 0;
+  if (writer) {
+    fs::create_directories(root);
+    fs::copy_file(spec.path, fs::path(root) / "experiment.yaml", fs::copy_options::overwrite_existing);
+  }
 
   const std::string profile_path = (fs::path(root) / "profile.json").string();
   auto selected = [&](const ArmPlan& p) { return options.only.empty() || p.spec.name == options.only; };
@@ -77,17 +83,17 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
     ++index;
     const auto dir = run_dir(root, plan->spec.name, seed);
     if (read_run_record(plan->spec.name, seed, dir).complete) {
-      log::info("[{}/{}] {} seed {}: finished earlier, skipped", index, jobs.size(), plan->spec.name, seed);
+      if (writer) log::info("[{}/{}] {} seed {}: finished earlier, skipped", index, jobs.size(), plan->spec.name, seed);
     } else {
-      log::info("[{}/{}] {} seed {} -> {}", index, jobs.size(), plan->spec.name, seed, dir);
+      if (writer) log::info("[{}/{}] {} seed {} -> {}", index, jobs.size(), plan->spec.name, seed, dir);
       TrainOptions train_options;
       train_options.run_dir = dir;
       train_options.resume = "auto";
-      train_options.quiet = options.quiet;
+      train_options.quiet = options.quiet || !writer;
       try {
         const auto result = train(run_config_for(*plan, seed, profile_path), train_options);
         if (result.interrupted) {
-          log::warn("stopped during {} seed {}; its checkpoint is saved: rerun the same command to continue",
+          if (writer) log::warn("stopped during {} seed {}; its checkpoint is saved: rerun the same command to continue",
                        plan->spec.name, seed);
           return 1;
         }
@@ -97,7 +103,7 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
         continue;
       }
     }
-    if (plan == profiled && seed == spec.profile->seed && !fs::exists(profile_path)) {
+    if (writer && plan == profiled && seed == spec.profile->seed && !fs::exists(profile_path)) {
       profile::ProfileOptions po;
       po.tokens = spec.profile->tokens;
       po.ph_threshold = spec.profile->ph_threshold;
@@ -109,6 +115,7 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
     }
   }
 
+  if (!writer) return failures > 0 ? 1 : 0;
   std::vector<RunRecord> records;
   for (const auto& p : plans) {
     for (auto seed : spec.seeds) records.push_back(read_run_record(p.spec.name, seed, run_dir(root, p.spec.name, seed)));

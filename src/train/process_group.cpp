@@ -5,6 +5,7 @@
 #include <thread>
 
 #ifdef FFNSHAPE_WITH_GLOO
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
@@ -42,13 +43,13 @@ struct ProcessGroup::Impl {
   std::string who_stopped() {
     const auto wait = std::min<std::chrono::milliseconds>(timeout, std::chrono::seconds(10));
     try {
-      store->set("ffnshape/alive/" + std::to_string(rank), "1");
+      store->set("alive/" + std::to_string(rank), "1");
       const auto deadline = std::chrono::steady_clock::now() + wait;
       std::vector<int> silent;
       do {
         silent.clear();
         for (int r = 0; r < world_size; ++r) {
-          if (!store->check({"ffnshape/alive/" + std::to_string(r)})) silent.push_back(r);
+          if (!store->check({"alive/" + std::to_string(r)})) silent.push_back(r);
         }
         if (silent.empty()) return "every rank still answers";
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -103,7 +104,12 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
   options.waitWorkers = !env.agent_store;
   options.timeout = timeout;
   try {
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    // Keys of each group under their own prefix: a process may join several jobs in turn (an
+    // experiment's runs), and torchrun's agent store outlives them all.
+    static int generation = 0;
+    impl_->store = c10::make_intrusive<c10d::PrefixStore>(
+        "ffnshape/" + std::to_string(generation++),
+        c10::make_intrusive<c10d::TCPStore>(env.master_addr, options));
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
     gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
     impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, gloo_options);

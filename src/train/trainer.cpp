@@ -355,10 +355,11 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
 }  // namespace
 
 TrainResult train(const RunConfig& requested, const TrainOptions& options) {
+  // Ranks meet first: in an experiment, rank 0 may still be writing the profile a schedule reads.
+  Ranks ranks(read_distributed_env(), requested.train);
   RunConfig config = requested;
   schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
   check_run_config(config, options);
-  Ranks ranks(read_distributed_env(), config.train);
   const auto device = ranks.device(resolve_device(config.train.device));
   configure_backend(config.train, device);
   keep_host_memory_mapped();
