@@ -4,8 +4,9 @@
 # (tests/test_cuda.cpp: CPU vs CUDA attention and training steps, bit-exact resume on the GPU), then
 # measures the 113M paper models (conventional; hourglass K=4 with 6 layers) in bf16: tokens/s, MFU
 # against the GPU's published peak and peak memory, beside PyTorch eager on the same model
-# (bench/torch_reference.py), plus a short `ffnshape train` run through the whole trainer. About
-# 8 minutes on one H200 (most of it the build).
+# (bench/torch_reference.py), plus a short `ffnshape train` run through the whole trainer, and on 2+
+# GPUs a 2-rank NCCL run with the all-reduce's bus bandwidth. About 8 minutes on one H200 (most of it
+# the build).
 #
 #   bash scripts/gpu_check.sh --pack        here, on Debian with apt: puts the .deb files the build needs
 #                                           besides torch (yaml-cpp, CLI11, GoogleTest, nlohmann-json,
@@ -26,7 +27,7 @@ cd "$root"
 mode=${1:-check}
 bundle=$root/gpu_bundle
 debs=(libyaml-cpp-dev libyaml-cpp0.7 libcli11-dev libgtest-dev nlohmann-json3-dev libsentencepiece-dev
-      libsentencepiece0 libhera-dev libgudhi-dev libboost1.74-dev)
+      libsentencepiece0 libhera-dev libgudhi-dev libboost1.74-dev libgloo-dev)
 
 die() { echo "gpu_check: error: $1" >&2; [ -n "${2:-}" ] && echo "  fix: $2" >&2; exit 1; }
 section() { echo; echo "== $* ($(date +%T))"; }
@@ -155,6 +156,23 @@ rm -rf "$out/run"
   --set "data.train=$data/train_*.bin" --set "data.val=$data/val_*.bin" --set train.grad_accum=1 \
   --set train.device="$device" --set eval.every=0 --set eval.batches=2 --set checkpoint.every=0 "${run_sizes[@]}"
 "$python" -c "import json; s = json.load(open('$out/run/summary.json')); print({k: s[k] for k in ('device_name', 'tokens_per_s', 'mfu', 'peak_memory_bytes', 'final_loss')})"
+
+# --- data parallel: 2 ranks over NCCL (Gloo on the CPU in a rehearsal), started by torchrun ---------
+gpus=$("$python" -c 'import torch; print(torch.cuda.device_count())')
+if [ "$device" = cpu ] || [ "$gpus" -ge 2 ]; then
+  section "data parallel: 2 ranks, $([ "$device" = cuda ] && echo NCCL || echo Gloo)"
+  launch=("$python" -m torch.distributed.run --standalone --nproc_per_node=2 --no-python)
+  "${launch[@]}" "$build/tests/process_group_rank" 120000 bandwidth "$([ "$device" = cuda ] && echo 256 || echo 16)" 2>&1 |
+    grep -E "bus bandwidth|rror" || tests_failed=1
+  rm -rf "$out/run_ddp"
+  "${launch[@]}" "$ffnshape" train configs/paper/hourglass-113m-run.yaml --run-dir "$out/run_ddp" \
+    --set "data.train=$data/train_*.bin" --set "data.val=$data/val_*.bin" --set train.grad_accum=1 \
+    --set train.device="$device" --set eval.every=0 --set eval.batches=2 --set checkpoint.every=0 "${run_sizes[@]}" \
+    2>&1 | grep -vE "^(W|\*)" || tests_failed=1
+  "$python" -c "import json; s = json.load(open('$out/run_ddp/summary.json')); print({k: s[k] for k in ('world_size', 'tokens_per_s', 'gradient_wait_s', 'final_loss')})" || tests_failed=1
+else
+  echo; echo "== data parallel: skipped ($gpus GPU visible; the 2-rank NCCL step needs 2 or more)"
+fi
 
 section "done in $(($(date +%s) - start)) s; results in $out (gpu_check.log, speed.md, ctest.log, run/)"
 [ "$tests_failed" = 0 ] || die "some tests failed" "see $out/ctest.log"

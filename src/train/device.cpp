@@ -55,10 +55,11 @@ BuildInfo build_info() {
     info.cuda_devices.push_back({i, props->name, static_cast<int64_t>(props->totalGlobalMem), props->major, props->minor});
   }
 #endif
-#ifdef USE_C10D_GLOO
+  // The backends ffnshape's ProcessGroup can join with (CMake found their headers).
+#ifdef FFNSHAPE_WITH_GLOO
   info.distributed.push_back("gloo");
 #endif
-#ifdef USE_C10D_NCCL
+#ifdef FFNSHAPE_WITH_NCCL
   info.distributed.push_back("nccl");
 #endif
   return info;

@@ -9,6 +9,14 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #endif
+// Set by CMake, with nccl.h on this file's include path, when LibTorch carries CUDA.
+#ifdef FFNSHAPE_WITH_NCCL
+#ifndef USE_C10D_NCCL  // LibTorch's CMake usually defines it already
+#define USE_C10D_NCCL
+#endif
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 namespace ffnshape {
 
@@ -34,8 +42,9 @@ struct ProcessGroup::Impl {
   int rank = 0, world_size = 1;
   bool store_on_rank0 = true;
   std::chrono::milliseconds timeout{0};
+  torch::Device device{torch::kCPU};
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  c10::intrusive_ptr<c10d::Backend> backend;  // Gloo, or NCCL for CUDA tensors
 
   // After a failed collective, the ranks still alive check in at the store; the ones that do not
   // within a few seconds are those that died or hang. A store that cannot be reached means its host,
@@ -92,7 +101,30 @@ struct ProcessGroup::Impl {
   }
 };
 
-ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout) : impl_(std::make_unique<Impl>()) {
+namespace {
+
+// The backend for tensors on `device`: NCCL for CUDA tensors where it is compiled in, else Gloo.
+c10::intrusive_ptr<c10d::Backend> make_backend(const c10::intrusive_ptr<c10d::Store>& store, const DistributedEnv& env,
+                                               torch::Device device, std::chrono::milliseconds timeout) {
+#ifdef FFNSHAPE_WITH_NCCL
+  if (device.is_cuda()) {
+    c10::cuda::set_device(device.index());  // NCCL binds each rank's communicator to its current GPU
+    auto options = c10d::ProcessGroupNCCL::Options::create();
+    options->timeout = timeout;
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
+  }
+#endif
+  if (device.is_cuda()) throw std::runtime_error("this build has no NCCL for CUDA tensors; rebuild with nccl.h found");
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->device = device;
   impl_->rank = env.rank;
   impl_->world_size = env.world_size;
   impl_->store_on_rank0 = !env.agent_store;
@@ -110,9 +142,7 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
     impl_->store = c10::make_intrusive<c10d::PrefixStore>(
         "ffnshape/" + std::to_string(generation++),
         c10::make_intrusive<c10d::TCPStore>(env.master_addr, options));
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
-    gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-    impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, gloo_options);
+    impl_->backend = make_backend(impl_->store, env, device, timeout);
   } catch (const std::exception& e) {
     throw RendezvousError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
                            " could not join the job at " + env.master_addr + ":" + std::to_string(env.master_port) +
@@ -123,39 +153,40 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
 
 int ProcessGroup::rank() const { return impl_->rank; }
 int ProcessGroup::world_size() const { return impl_->world_size; }
+torch::Device ProcessGroup::device() const { return impl_->device; }
 
 void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>& tensors) {
-  impl_->run("all-reduce", [&] { return impl_->gloo->allreduce(tensors); });
+  impl_->run("all-reduce", [&] { return impl_->backend->allreduce(tensors); });
 }
 
 PendingCollective ProcessGroup::all_reduce_sum_async(std::vector<torch::Tensor>& tensors) {
-  return impl_->start("all-reduce", [&] { return impl_->gloo->allreduce(tensors); });
+  return impl_->start("all-reduce", [&] { return impl_->backend->allreduce(tensors); });
 }
 
 PendingCollective ProcessGroup::reduce_scatter_sum_async(torch::Tensor& output, torch::Tensor& input) {
-  return impl_->start("reduce-scatter", [&] { return impl_->gloo->_reduce_scatter_base(output, input); });
+  return impl_->start("reduce-scatter", [&] { return impl_->backend->_reduce_scatter_base(output, input); });
 }
 
 void ProcessGroup::broadcast(std::vector<torch::Tensor>& tensors, int root) {
   c10d::BroadcastOptions options;
   options.rootRank = root;
-  impl_->run("broadcast", [&] { return impl_->gloo->broadcast(tensors, options); });
+  impl_->run("broadcast", [&] { return impl_->backend->broadcast(tensors, options); });
 }
 
 void ProcessGroup::reduce_scatter_sum(torch::Tensor& output, torch::Tensor& input) {
-  impl_->run("reduce-scatter", [&] { return impl_->gloo->_reduce_scatter_base(output, input); });
+  impl_->run("reduce-scatter", [&] { return impl_->backend->_reduce_scatter_base(output, input); });
 }
 
 void ProcessGroup::all_gather(torch::Tensor& output, torch::Tensor& input) {
-  impl_->run("all-gather", [&] { return impl_->gloo->_allgather_base(output, input); });
+  impl_->run("all-gather", [&] { return impl_->backend->_allgather_base(output, input); });
 }
 
 void ProcessGroup::barrier() {
-  impl_->run("barrier", [&] { return impl_->gloo->barrier(); });
+  impl_->run("barrier", [&] { return impl_->backend->barrier(); });
 }
 
 double ProcessGroup::sum(double value) {
-  std::vector<torch::Tensor> one{torch::full({1}, value, torch::kDouble)};
+  std::vector<torch::Tensor> one{torch::full({1}, value, torch::TensorOptions(torch::kDouble).device(impl_->device))};
   all_reduce_sum(one);
   return one[0].item<double>();
 }
@@ -164,12 +195,13 @@ double ProcessGroup::sum(double value) {
 
 struct ProcessGroup::Impl {};
 
-ProcessGroup::ProcessGroup(const DistributedEnv&, std::chrono::milliseconds) {
+ProcessGroup::ProcessGroup(const DistributedEnv&, std::chrono::milliseconds, torch::Device) {
   throw RendezvousError("this ffnshape was built without Gloo's headers, so it cannot join a process group\n"
                          "  fix: install libgloo-dev (scripts/setup.sh does) and rebuild");
 }
 int ProcessGroup::rank() const { return 0; }
 int ProcessGroup::world_size() const { return 1; }
+torch::Device ProcessGroup::device() const { return torch::kCPU; }
 void ProcessGroup::all_reduce_sum(std::vector<torch::Tensor>&) {}
 PendingCollective ProcessGroup::all_reduce_sum_async(std::vector<torch::Tensor>&) { return {}; }
 PendingCollective ProcessGroup::reduce_scatter_sum_async(torch::Tensor& output, torch::Tensor& input) {

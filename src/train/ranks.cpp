@@ -6,17 +6,23 @@
 
 namespace ffnshape {
 
-Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config)
-    : env_(env), bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)), zero_(config.zero == 1),
+namespace {
+
+torch::Device rank_device(const DistributedEnv& env, torch::Device requested) {
+  if (!requested.is_cuda() || requested.has_index() || !env.distributed()) return requested;
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+}
+
+}  // namespace
+
+Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config, torch::Device requested)
+    : env_(env),
+      device_(rank_device(env, requested)),
+      bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)), zero_(config.zero == 1),
       overlap_(config.overlap_comm) {
   if (!env.distributed()) return;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.collective_timeout_s * 1000));
-  group_ = std::make_unique<ProcessGroup>(env, timeout);
-}
-
-torch::Device Ranks::device(torch::Device requested) const {
-  if (!requested.is_cuda() || requested.has_index() || !env_.distributed()) return requested;
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env_.local_rank));
+  group_ = std::make_unique<ProcessGroup>(env, timeout, device_);
 }
 
 void Ranks::attach(torch::nn::Module& model, std::unique_ptr<torch::optim::AdamW>& optimizer) {
@@ -47,15 +53,16 @@ double Ranks::sum(double value) { return group_ ? group_->sum(value) : value; }
 
 std::vector<double> Ranks::sum(std::vector<double> values) {
   if (!group_) return values;
-  std::vector<torch::Tensor> packed{torch::tensor(values, torch::kDouble)};
+  std::vector<torch::Tensor> packed{torch::tensor(values, torch::kDouble).to(group_->device())};
   group_->all_reduce_sum(packed);
-  const auto* summed = packed[0].data_ptr<double>();
+  const auto summed_tensor = packed[0].cpu();
+  const auto* summed = summed_tensor.data_ptr<double>();
   return {summed, summed + values.size()};
 }
 
 void Ranks::check_same_step(int64_t step) {
   if (!group_) return;
-  std::vector<torch::Tensor> root_step{torch::full({1}, step, torch::kLong)};
+  std::vector<torch::Tensor> root_step{torch::full({1}, step, torch::TensorOptions(torch::kLong).device(group_->device()))};
   group_->broadcast(root_step, 0);
   const auto expected = root_step[0].item<int64_t>();
   if (expected != step) {

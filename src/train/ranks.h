@@ -16,14 +16,14 @@ namespace ffnshape {
 
 class Ranks {
  public:
-  // Joins the job `env` describes (nothing to join for a world of one).
-  Ranks(const DistributedEnv& env, const TrainConfig& config);
+  // Joins the job `env` describes (nothing to join for a world of one) for training on `requested`:
+  // a CUDA request means the GPU of this rank's local rank, and NCCL; the CPU means Gloo.
+  Ranks(const DistributedEnv& env, const TrainConfig& config, torch::Device requested);
 
   int rank() const { return env_.rank; }
   int world() const { return env_.world_size; }
   bool is_root() const { return env_.rank == 0; }
-  // The device this rank trains on: a CUDA request means the GPU of this rank's local rank.
-  torch::Device device(torch::Device requested) const;
+  torch::Device device() const { return device_; }  // this rank's
 
   // Rank 0's weights everywhere, then gradient sums hooked into the model's backward. With
   // train.zero: 1 the optimizer becomes a ShardedAdamW that takes over its (loaded) state.
@@ -43,6 +43,7 @@ class Ranks {
 
  private:
   DistributedEnv env_;
+  torch::Device device_;
   int64_t bucket_bytes_;
   bool zero_, overlap_;
   ShardedAdamW* sharded_ = nullptr;  // the run's optimizer under ZeRO-1

@@ -356,11 +356,11 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
 
 TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   // Ranks meet first: in an experiment, rank 0 may still be writing the profile a schedule reads.
-  Ranks ranks(read_distributed_env(), requested.train);
+  Ranks ranks(read_distributed_env(), requested.train, resolve_device(requested.train.device));
   RunConfig config = requested;
   schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
   check_run_config(config, options);
-  const auto device = ranks.device(resolve_device(config.train.device));
+  const auto device = ranks.device();
   configure_backend(config.train, device);
   keep_host_memory_mapped();
   const fs::path run_dir(options.run_dir);

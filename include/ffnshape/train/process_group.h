@@ -1,6 +1,6 @@
 // The ranks of a data-parallel job joined through PyTorch's c10d: a TCPStore at the launcher's
-// rendezvous (hosted by rank 0, or by torchrun's agent when it runs one) and ProcessGroupGloo for CPU
-// tensors. A collective that fails (a rank died) or does not finish within the timeout (a rank hangs)
+// rendezvous (hosted by rank 0, or by torchrun's agent when it runs one), and ProcessGroupGloo for CPU
+// tensors or ProcessGroupNCCL for CUDA tensors. A collective that fails (a rank died) or does not finish within the timeout (a rank hangs)
 // throws DistributedError instead of hanging; the message names the ranks that no longer answer.
 #pragma once
 
@@ -44,14 +44,16 @@ class PendingCollective {
 
 class ProcessGroup {
  public:
-  // Joins the job described by `env` (env.distributed() must hold). CPU only for now.
-  ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout);
+  // Joins the job described by `env` (env.distributed() must hold) for tensors on `device`: Gloo for
+  // the CPU, NCCL for a CUDA device (this rank's GPU, made current).
+  ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device = torch::kCPU);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
   int rank() const;
   int world_size() const;
+  torch::Device device() const;  // where the tensors of its collectives live
   void all_reduce_sum(std::vector<torch::Tensor>& tensors);      // in place
   PendingCollective all_reduce_sum_async(std::vector<torch::Tensor>& tensors);  // in place, started now
   void broadcast(std::vector<torch::Tensor>& tensors, int root);  // in place
