@@ -88,13 +88,15 @@ GradientSync::GradientSync(torch::nn::Module& model, ProcessGroup& group, int64_
   impl_->overlap = overlap;
   auto params = model.parameters();
   int64_t bytes = 0;
+  // The first bucket is small (1 MB, as DistributedDataParallel's), so communication starts early.
+  auto cap = [&] { return impl_->buckets.size() <= 1 ? std::min<int64_t>(bucket_bytes, 1 << 20) : bucket_bytes; };
   for (auto it = params.rbegin(); it != params.rend(); ++it) {
     auto& p = *it;
     if (!p.requires_grad()) continue;
     const int64_t size = p.numel() * static_cast<int64_t>(p.element_size());
     auto* last = impl_->buckets.empty() ? nullptr : &impl_->buckets.back();
     if (!last || last->params.front().scalar_type() != p.scalar_type() ||
-        last->params.front().device() != p.device() || bytes + size > bucket_bytes) {
+        last->params.front().device() != p.device() || bytes + size > cap()) {
       impl_->buckets.emplace_back();
       last = &impl_->buckets.back();
       bytes = 0;

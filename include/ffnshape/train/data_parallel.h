@@ -17,7 +17,7 @@ void broadcast_parameters(torch::nn::Module& model, ProcessGroup& group);
 
 // Sums gradients across ranks as backward produces them. Parameters are packed, last registered
 // first (about the order in which backward finishes them), into flat buckets of about `bucket_bytes`
-// of one dtype; a tensor larger than a bucket travels alone. Once armed, a backward pass starts each
+// of one dtype (the first of at most 1 MB, as in DistributedDataParallel, to start early); a tensor larger than a bucket travels alone. Once armed, a backward pass starts each
 // bucket's all-reduce as soon as its last gradient has been accumulated, buckets always in the same
 // order on every rank, so communication overlaps the rest of backward. Backward passes that are not
 // armed (the earlier micro-steps of gradient accumulation) do not communicate.
