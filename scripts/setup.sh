@@ -45,5 +45,11 @@ if [ "$have" != "$wanted" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "$torch_pin"
   "$venv/bin/python" -c 'import torch; print("setup: torch", torch.__version__, "CUDA", torch.version.cuda)'
 fi
+# The Python references of the interoperability tests (never dependencies of the C++ library).
+references=(transformers==5.24.0 safetensors==0.8.0 gguf==0.19.0)
+if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf' 2>/dev/null; then
+  echo "setup: installing ${references[*]} into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${references[@]}"
+fi
 [ ${#missing[@]} -gt 0 ] && echo "setup: done"
 exit 0
