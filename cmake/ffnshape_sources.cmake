@@ -14,6 +14,7 @@ set(FFNSHAPE_SOURCES
   src/nn/ffn.cpp
   src/nn/block.cpp
   src/nn/model.cpp
+  src/nn/generation.cpp
   src/geometry/metrics.cpp
   src/geometry/rips_persistence.cpp
   src/geometry/diagram_distance.cpp
@@ -60,4 +61,5 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/plot_scripts.cpp
   tools/format.cpp
   tools/cmd_version.cpp
+  tools/cmd_generate.cpp
 )

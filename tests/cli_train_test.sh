@@ -122,4 +122,38 @@ contains "stopped at step" "$(cat "$tmp/sig.out")" "SIGTERM message"
 expect 1 "time slice with --stop-at" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/sig" --set train.steps=100000 --stop-at 500
 [ -e "$tmp/sig/checkpoints/step_00000500/DONE" ] || fail "--stop-at 500 left no complete checkpoint"
 
+# generate: KV-cached decoding equals recomputing every step; a seed repeats; bad prompts exit 2.
+expect 0 "generate greedy" -- "$FFNSHAPE" generate "$tmp/run" --prompt-tokens 5,17,42 --max-tokens 8 --json
+greedy=$(python3 -c 'import json,sys; t = json.loads(sys.stdin.read())["tokens"]; assert len(t) == 8, t; print(t)' <<<"$out") ||
+  fail "generate --json: $out"
+expect 0 "generate without the cache" -- "$FFNSHAPE" generate "$tmp/run" --prompt-tokens 5,17,42 --max-tokens 8 --json --no-cache
+contains "$(tr -d ' ' <<<"$greedy" | tr -d '[]')" "$(tr -d ' \n' <<<"$out")" "cached and uncached tokens agree"
+expect 0 "generate sampled" -- "$FFNSHAPE" generate "$tmp/run" --prompt-tokens 5,17 --max-tokens 12 --temperature 1 --top-k 10 --seed 3
+first=$out
+expect 0 "generate sampled again" -- "$FFNSHAPE" generate "$tmp/run" --prompt-tokens 5,17 --max-tokens 12 --temperature 1 --top-k 10 --seed 3
+[ "$out" = "$first" ] || fail "the same seed gave other tokens: '$first' then '$out'"
+expect 2 "generate without a prompt" -- "$FFNSHAPE" generate "$tmp/run"
+contains "exactly one" "$err" "no-prompt message"
+expect 2 "generate with text but no tokenizer" -- "$FFNSHAPE" generate "$tmp/run" --prompt "hello"
+contains "tokenizer" "$err" "no-tokenizer message"
+expect 2 "generate with a bad id" -- "$FFNSHAPE" generate "$tmp/run" --prompt-tokens 5,999
+contains "not a token id" "$err" "bad-id message"
+expect 2 "generate past max_seq_len" -- "$FFNSHAPE" generate "$tmp/run" --prompt-tokens 5,17 --max-tokens 31
+contains "max_seq_len" "$err" "too-long message"
+
+# With a tokenizer (data prepare on a small text), a text prompt comes back as text.
+python3 -c '
+import random, sys
+rng = random.Random(1)
+words = "the cat sat on a mat and the dog ran to the red ball while birds sang".split()
+for d in range(40):
+    open(f"{sys.argv[1]}/doc{d}.txt", "w").write(" ".join(rng.choice(words) for _ in range(300)) + "\n")
+' "$(mkdir -p "$tmp/text" && echo "$tmp/text")"
+expect 0 "data prepare" -- "$FFNSHAPE" data prepare --input "$tmp/text" --out "$tmp/bpe" --vocab-size 320
+expect 0 "train with a tokenizer" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/bpe_run" --set train.steps=30 --set model.vocab_size=320 \
+  --set "data.train=$tmp/bpe/train_*.bin" --set "data.val=$tmp/bpe/val_*.bin" --set "data.tokenizer=$tmp/bpe/tokenizer.model"
+expect 0 "generate from text" -- "$FFNSHAPE" generate "$tmp/bpe_run" --prompt "the cat" --max-tokens 10 --json
+python3 -c 'import json,sys; j = json.loads(sys.stdin.read()); assert j["text"].strip() and len(j["tokens"]) <= 10, j' <<<"$out" ||
+  fail "generate --prompt --json: $out"
+
 finish cli_train

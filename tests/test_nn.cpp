@@ -1,11 +1,14 @@
 // Model components against hand-written formulas: norms, rotary embeddings, attention, the FFN stack,
-// both block families, the language model's loss, initialisation and gradients.
+// both block families, the language model's loss, initialisation and gradients; the KV cache against
+// the full forward pass, and generation.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
+#include <set>
 
 #include "ffnshape/compat.h"
+#include "ffnshape/nn/generation.h"
 #include "ffnshape/nn/model.h"
 #include "ffnshape/params/count.h"
 
@@ -340,4 +343,93 @@ TEST(Model, InitialisationFollowsConfig) {
   EXPECT_LE(w.abs().max().item<double>(), 3 * 0.02 + 1e-7);
   // The std of N(0, s^2) truncated at 3 s is 0.98658 s.
   EXPECT_NEAR(w.std().item<double>(), 0.98658 * 0.02, 0.0004);
+}
+
+// Logits computed a chunk at a time through the cache equal those of one pass over the sequence,
+// for both families, GQA with QK-norm, and hourglass stacks.
+TEST(KvCache, ChunkedDecodingEqualsTheFullForwardPass) {
+  auto gqa = tiny(Family::olmo2);
+  gqa.n_kv_heads = 2;
+  for (const auto& config : {tiny(Family::llama), gqa, hourglass(Family::llama, 3, 12)}) {
+    torch::manual_seed(3);
+    TransformerLM model(config);
+    randomize(*model);
+    model->eval();
+    torch::NoGradGuard no_grad;
+    const auto idx = torch::randint(config.vocab_size, {2, 12});
+    const auto full = model->forward(idx);
+    KvCache cache;
+    int64_t at = 0;
+    for (int64_t chunk : {5, 1, 1, 3, 2}) {
+      const auto logits = model->forward_cached(idx.narrow(1, at, chunk), cache);
+      EXPECT_TRUE(close(logits, full.narrow(1, at, chunk), 1e-4))  // logits up to ~6: float rounding
+          << "positions " << at << ".." << at + chunk - 1 << ": max difference "
+          << (logits - full.narrow(1, at, chunk)).abs().max().item<double>() << " of " << full.abs().max().item<double>();
+      at += chunk;
+      EXPECT_EQ(cache.length(), at);
+    }
+  }
+}
+
+TEST(Generation, SamplingFiltersFollowTheirDefinitions) {
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(1);
+  const auto logits = torch::tensor({1.0, 3.0, 2.0, 2.9, -1.0});
+  SamplingOptions greedy;
+  EXPECT_EQ(sample_token(logits, greedy, generator), 1);
+  SamplingOptions top1;
+  top1.temperature = 1.0;
+  top1.top_k = 1;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(sample_token(logits, top1, generator), 1);
+  // Top-k 2 keeps tokens 1 and 3; a tiny top-p keeps the most likely token alone.
+  SamplingOptions top2 = top1;
+  top2.top_k = 2;
+  std::set<int64_t> seen;
+  for (int i = 0; i < 200; ++i) seen.insert(sample_token(logits, top2, generator));
+  EXPECT_EQ(seen, (std::set<int64_t>{1, 3}));
+  SamplingOptions nucleus;
+  nucleus.temperature = 1.0;
+  nucleus.top_p = 0.01;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(sample_token(logits, nucleus, generator), 1);
+  // Softmax of the logits is about (.05, .39, .14, .36, .01): top-p 0.6 keeps tokens 1 and 3 only.
+  nucleus.top_p = 0.6;
+  seen.clear();
+  for (int i = 0; i < 300; ++i) seen.insert(sample_token(logits, nucleus, generator));
+  EXPECT_EQ(seen, (std::set<int64_t>{1, 3}));
+}
+
+TEST(Generation, CachedEqualsUncachedAndSeedsRepeat) {
+  auto config = tiny(Family::llama);
+  config.max_seq_len = 32;
+  torch::manual_seed(5);
+  TransformerLM model(config);
+  randomize(*model);
+  const std::vector<int64_t> prompt = {5, 17, 42, 3};
+  for (double temperature : {0.0, 1.0}) {
+    SamplingOptions options;
+    options.max_tokens = 20;
+    options.temperature = temperature;
+    options.top_k = temperature > 0 ? 20 : 0;
+    options.top_p = temperature > 0 ? 0.95 : 1.0;
+    options.seed = 7;
+    const auto cached = generate(model, prompt, options);
+    options.use_cache = false;
+    const auto uncached = generate(model, prompt, options);
+    EXPECT_EQ(cached, uncached) << "temperature " << temperature;
+    EXPECT_EQ(cached.size(), 20u);
+    options.use_cache = true;
+    EXPECT_EQ(generate(model, prompt, options), cached) << "same seed, same tokens";
+    if (temperature > 0) {
+      options.seed = 8;
+      EXPECT_NE(generate(model, prompt, options), cached) << "another seed, other tokens";
+    }
+  }
+  SamplingOptions stop;
+  stop.max_tokens = 20;
+  const auto greedy = generate(model, prompt, stop);
+  stop.stop_token = greedy[3];
+  const auto stopped = generate(model, prompt, stop);
+  EXPECT_EQ(stopped.back(), greedy[3]);
+  EXPECT_LE(stopped.size(), 4u);
+  stop.max_tokens = 29;  // 4 + 29 > 32
+  EXPECT_THROW(generate(model, prompt, stop), std::invalid_argument);
 }

@@ -40,6 +40,21 @@ inline torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tenso
                                           /*scale=*/std::nullopt, /*enable_gqa=*/grouped);
 }
 
+// Attention of new queries over cached keys and values: q holds the last q.size(-2) of the
+// k.size(-2) positions, and query i sees keys 0 .. offset + i (offset = k.size(-2) - q.size(-2)).
+inline torch::Tensor cached_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const auto seq = q.size(-2), total = k.size(-2);
+  const bool grouped = q.size(1) != k.size(1);
+  if (seq == total) return causal_attention(q, k, v);
+  std::optional<torch::Tensor> mask;  // a single new query sees every key: no mask
+  if (seq > 1) {
+    const auto opts = torch::TensorOptions().dtype(torch::kLong).device(q.device());
+    mask = torch::arange(total, opts).unsqueeze(0) <= torch::arange(total - seq, total, opts).unsqueeze(1);
+  }
+  return at::scaled_dot_product_attention(q, k, v, mask, /*dropout_p=*/0.0, /*is_causal=*/false,
+                                          /*scale=*/std::nullopt, /*enable_gqa=*/grouped);
+}
+
 // Mixed precision: autocast to `dtype` on the given device type (CPU or CUDA) while the guard lives.
 class AutocastGuard {
  public:

@@ -18,7 +18,14 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  torch::Tensor keys, values;
+  return forward_cached(x, keys, values);
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward_cached(const torch::Tensor& x, torch::Tensor& keys,
+                                                      torch::Tensor& values) {
   const auto batch = x.size(0), seq = x.size(1);
+  const int64_t offset = keys.defined() ? keys.size(2) : 0;
   auto q = q_proj(x), k = k_proj(x), v = v_proj(x);
   if (q_norm) {
     q = q_norm(q);
@@ -27,10 +34,18 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   auto heads = [&](const torch::Tensor& t, int64_t count) {
     return t.view({batch, seq, count, head_dim}).transpose(1, 2);
   };
-  q = rope(heads(q, n_heads));
-  k = rope(heads(k, n_kv_heads));
+  q = rope(heads(q, n_heads), offset);
+  k = rope(heads(k, n_kv_heads), offset);
   v = heads(v, n_kv_heads);
-  auto y = compat::causal_attention(q, k, v);  // grouped-query heads are shared inside the kernel
+  if (offset == 0) {
+    keys = k;
+    values = v;
+  } else {
+    keys = torch::cat({keys, k}, 2);
+    values = torch::cat({values, v}, 2);
+  }
+  // Grouped-query heads are shared inside the kernel.
+  auto y = offset == 0 ? compat::causal_attention(q, k, v) : compat::cached_attention(q, keys, values);
   return o_proj(y.transpose(1, 2).reshape({batch, seq, n_heads * head_dim}));
 }
 

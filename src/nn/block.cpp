@@ -15,4 +15,9 @@ torch::Tensor TransformerBlockImpl::attend(const torch::Tensor& x) {
 
 torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x) { return ffn(attend(x)); }
 
+torch::Tensor TransformerBlockImpl::forward_cached(const torch::Tensor& x, torch::Tensor& keys, torch::Tensor& values) {
+  if (family == Family::olmo2) return ffn(x + attn_norm(attn->forward_cached(x, keys, values)));
+  return ffn(x + attn->forward_cached(attn_norm(x), keys, values));
+}
+
 }  // namespace ffnshape::nn

@@ -101,6 +101,18 @@ torch::Tensor TransformerLMImpl::forward(const torch::Tensor& idx) {
   return lm_head ? lm_head(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
 }
 
+torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& idx, KvCache& cache) {
+  const auto layers = static_cast<size_t>(blocks->size());
+  cache.keys.resize(layers);
+  cache.values.resize(layers);
+  auto x = tok_embeddings(idx);
+  for (size_t i = 0; i < layers; ++i) {
+    x = blocks->ptr(i)->as<TransformerBlock>()->forward_cached(x, cache.keys[i], cache.values[i]);
+  }
+  x = norm(x);
+  return lm_head ? lm_head(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
+}
+
 LMOutput TransformerLMImpl::forward_with_loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t ignore_index) {
   LMOutput out;
   out.logits = forward(idx);

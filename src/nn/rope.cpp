@@ -29,11 +29,11 @@ RotaryEmbeddingImpl::RotaryEmbeddingImpl(int64_t head_dim, int64_t max_seq_len, 
   sin = register_buffer("sin", angles.sin().to(torch::kFloat));
 }
 
-torch::Tensor RotaryEmbeddingImpl::forward(const torch::Tensor& x) {
+torch::Tensor RotaryEmbeddingImpl::forward(const torch::Tensor& x, int64_t offset) {
   const auto seq = x.size(-2);
-  TORCH_CHECK(seq <= cos.size(0), "sequence length ", seq, " exceeds model.max_seq_len ", cos.size(0));
-  const auto c = cos.narrow(0, 0, seq).to(x.scalar_type());
-  const auto s = sin.narrow(0, 0, seq).to(x.scalar_type());
+  TORCH_CHECK(offset + seq <= cos.size(0), "sequence length ", offset + seq, " exceeds model.max_seq_len ", cos.size(0));
+  const auto c = cos.narrow(0, offset, seq).to(x.scalar_type());
+  const auto s = sin.narrow(0, offset, seq).to(x.scalar_type());
   const auto halves = x.chunk(2, -1);
   const auto& x1 = halves[0];
   const auto& x2 = halves[1];

@@ -16,6 +16,9 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   explicit CausalSelfAttentionImpl(const ModelConfig& config);
   // x: (batch, seq, d_model) -> (batch, seq, d_model)
   torch::Tensor forward(const torch::Tensor& x);
+  // The same for x following the positions whose keys and values `keys` / `values` hold (both
+  // undefined at the start); appends x's own to them.
+  torch::Tensor forward_cached(const torch::Tensor& x, torch::Tensor& keys, torch::Tensor& values);
 
   torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
   RMSNorm q_norm{nullptr}, k_norm{nullptr};  // registered only with qk_norm

@@ -19,6 +19,8 @@ class TransformerBlockImpl : public torch::nn::Module {
  public:
   TransformerBlockImpl(const ModelConfig& config, int64_t layer);
   torch::Tensor forward(const torch::Tensor& x);
+  // After the positions whose keys and values the cache slots hold; appends to them.
+  torch::Tensor forward_cached(const torch::Tensor& x, torch::Tensor& keys, torch::Tensor& values);
   // The residual stream between attention and the FFN stack (what the FFN receives).
   torch::Tensor attend(const torch::Tensor& x);
 

@@ -5,6 +5,7 @@
 
 #include "ffnshape/config/model_config.h"
 #include "ffnshape/nn/block.h"
+#include "ffnshape/nn/kv_cache.h"
 #include "ffnshape/nn/rms_norm.h"
 
 namespace ffnshape::nn {
@@ -22,6 +23,9 @@ class TransformerLMImpl : public torch::nn::Module {
 
   // idx: (batch, seq) int64 token ids -> logits.
   torch::Tensor forward(const torch::Tensor& idx);
+  // The logits of idx following the positions `cache` holds (empty at the start), whose keys and
+  // values it appends: decoding one token at a time without recomputing the prefix. Inference only.
+  torch::Tensor forward_cached(const torch::Tensor& idx, KvCache& cache);
   // With targets (batch, seq), also the losses; targets equal to ignore_index do not count.
   LMOutput forward_with_loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t ignore_index = -1);
 

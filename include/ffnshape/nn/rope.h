@@ -18,8 +18,8 @@ class RotaryEmbeddingImpl : public torch::nn::Module {
  public:
   RotaryEmbeddingImpl(int64_t head_dim, int64_t max_seq_len, double theta,
                       const std::optional<RopeScaling>& scaling = std::nullopt);
-  // x: (batch, heads, seq, head_dim); positions 0..seq-1 (seq <= max_seq_len).
-  torch::Tensor forward(const torch::Tensor& x);
+  // x: (batch, heads, seq, head_dim) at positions offset .. offset + seq - 1 (< max_seq_len).
+  torch::Tensor forward(const torch::Tensor& x, int64_t offset = 0);
 
   torch::Tensor cos, sin;  // (max_seq_len, head_dim / 2) buffers, moved with the module
 };

@@ -1,0 +1,107 @@
+// ffnshape generate RUN (--prompt TEXT | --prompt-tokens 5,17,42) [--max-tokens N] [--temperature T]
+//                   [--top-k K] [--top-p P] [--seed S] [--no-cache] [--json]
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "ffnshape/config/config_error.h"
+#include "ffnshape/nn/generation.h"
+#include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/tokenizer.h"
+
+namespace ffnshape::cli {
+namespace {
+
+struct GenerateCliOptions {
+  std::string target;
+  std::string prompt;
+  std::string prompt_tokens;
+  nn::SamplingOptions sampling;
+  bool no_cache = false;
+  bool json = false;
+};
+
+std::vector<int64_t> parse_token_list(const std::string& text, int64_t vocab_size) {
+  std::vector<int64_t> ids;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    try {
+      size_t used = 0;
+      const long long id = std::stoll(item, &used);
+      if (used != item.size() || id < 0 || id >= vocab_size) throw std::out_of_range(item);
+      ids.push_back(id);
+    } catch (const std::exception&) {
+      throw ConfigError("--prompt-tokens", "has '" + item + "', not a token id in [0, " + std::to_string(vocab_size) + ")",
+                        "give comma-separated ids, e.g. --prompt-tokens 5,17,42");
+    }
+  }
+  return ids;
+}
+
+int run_generate(GenerateCliOptions& o) {
+  if (o.prompt.empty() == o.prompt_tokens.empty()) {
+    throw ConfigError("--prompt", "and --prompt-tokens: give exactly one of them",
+                      "e.g. --prompt \"Once upon a time\" or --prompt-tokens 5,17,42");
+  }
+  auto trained = load_trained_model(o.target);
+  const auto& config = trained.config;
+  std::optional<Tokenizer> tokenizer;
+  if (!config.data.tokenizer.empty()) tokenizer = Tokenizer::load(config.data.tokenizer);
+  std::vector<int64_t> prompt;
+  if (!o.prompt_tokens.empty()) {
+    prompt = parse_token_list(o.prompt_tokens, config.model.vocab_size);
+  } else {
+    if (!tokenizer) {
+      throw ConfigError("--prompt", "needs a tokenizer, and the run's data.tokenizer is not set",
+                        "use --prompt-tokens, or train with data.tokenizer set");
+    }
+    if (tokenizer->bos_id() >= 0) prompt.push_back(tokenizer->bos_id());
+    for (auto id : tokenizer->encode(o.prompt)) prompt.push_back(id);
+  }
+  if (tokenizer && tokenizer->eos_id() >= 0) o.sampling.stop_token = tokenizer->eos_id();
+  o.sampling.use_cache = !o.no_cache;
+  const auto tokens = nn::generate(trained.model, prompt, o.sampling);
+  // Decoded together with the prompt, so that the first new word keeps its leading space.
+  std::string text, full_text;
+  if (tokenizer) {
+    std::vector<uint32_t> all(prompt.begin(), prompt.end());
+    const auto prompt_text = tokenizer->decode(all);
+    all.insert(all.end(), tokens.begin(), tokens.end());
+    full_text = tokenizer->decode(all);
+    text = full_text.rfind(prompt_text, 0) == 0 ? full_text.substr(prompt_text.size())
+                                                : tokenizer->decode(std::vector<uint32_t>(tokens.begin(), tokens.end()));
+  }
+  if (o.json) {
+    nlohmann::json out = {{"checkpoint", trained.checkpoint}, {"prompt_tokens", prompt}, {"tokens", tokens}};
+    if (tokenizer) out["text"] = text;
+    std::cout << out.dump(2) << "\n";
+  } else if (tokenizer) {
+    std::cout << full_text << "\n";
+  } else {
+    for (size_t i = 0; i < tokens.size(); ++i) std::cout << (i ? "," : "") << tokens[i];
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_generate_command(CLI::App& app) {
+  auto o = std::make_shared<GenerateCliOptions>();
+  auto* sub = app.add_subcommand("generate", "Sample text from a run's model (KV cache; greedy at temperature 0)");
+  sub->add_option("target", o->target, "Run directory or checkpoint folder")->required();
+  sub->add_option("--prompt", o->prompt, "Prompt text (needs the run's tokenizer)");
+  sub->add_option("--prompt-tokens", o->prompt_tokens, "Prompt as comma-separated token ids");
+  sub->add_option("--max-tokens", o->sampling.max_tokens, "New tokens at most (default 64)")->check(CLI::PositiveNumber);
+  sub->add_option("--temperature", o->sampling.temperature, "0 = greedy (default)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--top-k", o->sampling.top_k, "Sample among the K most likely tokens")->check(CLI::NonNegativeNumber);
+  sub->add_option("--top-p", o->sampling.top_p, "Nucleus sampling threshold in (0, 1]")->check(CLI::Range(1e-9, 1.0));
+  sub->add_option("--seed", o->sampling.seed, "Sampling seed (default 0)");
+  sub->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence per token (a check of the KV cache)");
+  sub->add_flag("--json", o->json, "Print JSON: prompt_tokens, tokens and text (with a tokenizer)");
+  return {sub, [o] { return run_generate(*o); }};
+}
+
+}  // namespace ffnshape::cli
