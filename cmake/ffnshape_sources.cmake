@@ -15,6 +15,8 @@ set(FFNSHAPE_SOURCES
   src/nn/block.cpp
   src/nn/model.cpp
   src/nn/generation.cpp
+  src/eval/tasks.cpp
+  src/eval/multiple_choice.cpp
   src/geometry/metrics.cpp
   src/geometry/rips_persistence.cpp
   src/geometry/diagram_distance.cpp

@@ -46,8 +46,11 @@ if [ "$have" != "$wanted" ]; then
   "$venv/bin/python" -c 'import torch; print("setup: torch", torch.__version__, "CUDA", torch.version.cuda)'
 fi
 # The Python references of the interoperability tests (never dependencies of the C++ library).
-references=(transformers==5.24.0 safetensors==0.8.0 gguf==0.19.0)
-if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf' 2>/dev/null; then
+# datasets and pyarrow are held to versions that work with the venv's NumPy 1.x (Debian's GUDHI and
+# POT are built against it).
+references=(numpy==1.26.4 transformers==5.24.0 safetensors==0.8.0 gguf==0.19.0 lm-eval==0.4.13 datasets==3.6.0
+            pyarrow==19.0.1)
+if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, datasets' 2>/dev/null; then
   echo "setup: installing ${references[*]} into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${references[@]}"
 fi

@@ -1,13 +1,15 @@
 // ffnshape train CONFIG [--set k=v]... [--run-dir DIR] [--resume auto|never|PATH]
-// ffnshape eval RUN_DIR_OR_CHECKPOINT [--data GLOB] [--batches N]
+// ffnshape eval RUN_DIR_OR_CHECKPOINT [--data GLOB] [--batches N] [--task FILE.jsonl [--task-format F] [--samples OUT]]
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "commands.h"
 #include "ffnshape/config/run_config.h"
+#include "ffnshape/eval/multiple_choice.h"
 #include "ffnshape/train/checkpoint.h"
 #include "ffnshape/train/trainer.h"
 
@@ -48,10 +50,45 @@ struct EvalCliOptions {
   std::string target;
   std::string data;
   int64_t batches = 0;
+  std::string task, task_format, samples;
 };
+
+// Zero-shot multiple choice (eval/multiple_choice.h) on one task file; --samples writes every
+// choice's log-likelihood, one JSON line per question.
+int run_task_eval(const EvalCliOptions& o, TrainedModel& trained) {
+  const auto format = o.task_format.empty() ? eval::guess_task_format(o.task) : eval::parse_task_format(o.task_format);
+  if (trained.config.data.tokenizer.empty()) {
+    throw ConfigError("data.tokenizer", "is not set in the run's config, and a task is text",
+                      "give the run a SentencePiece tokenizer (data.tokenizer)");
+  }
+  const auto tokenizer = Tokenizer::load(trained.config.data.tokenizer);
+  const auto questions = eval::load_task(o.task, format);
+  const auto score = eval::score_task(trained.model, tokenizer, questions);
+  if (!o.samples.empty()) {
+    std::ofstream out(o.samples);
+    for (size_t i = 0; i < questions.size(); ++i) {
+      nlohmann::json choices = nlohmann::json::array();
+      for (const auto& c : score.per_question[i].choices) {
+        choices.push_back({{"loglikelihood", c.loglikelihood}, {"tokens", c.tokens}, {"is_greedy", c.is_greedy}});
+      }
+      out << nlohmann::json{{"context", questions[i].context}, {"choices", questions[i].choices},
+                            {"gold", questions[i].gold}, {"scores", choices},
+                            {"prediction", score.per_question[i].prediction},
+                            {"prediction_norm", score.per_question[i].prediction_norm}}.dump()
+          << "\n";
+    }
+  }
+  std::cout << nlohmann::json{{"checkpoint", trained.checkpoint}, {"step", trained.step}, {"task", o.task},
+                              {"format", eval::to_string(format)}, {"questions", score.questions},
+                              {"acc", score.acc}, {"acc_stderr", score.acc_stderr}, {"acc_norm", score.acc_norm},
+                              {"acc_norm_stderr", score.acc_norm_stderr}}.dump(2)
+            << "\n";
+  return kExitOk;
+}
 
 int run_eval(const EvalCliOptions& o) {
   auto trained = load_trained_model(o.target);
+  if (!o.task.empty()) return run_task_eval(o, trained);
   auto& config = trained.config;
   if (o.batches > 0) config.eval.batches = o.batches;
   const std::string data = o.data.empty() ? config.data.val : o.data;
@@ -83,6 +120,9 @@ Subcommand add_eval_command(CLI::App& app) {
   sub->add_option("target", o->target, "Run directory or checkpoint folder")->required();
   sub->add_option("--data", o->data, "Validation shard glob (default the run's data.val)");
   sub->add_option("--batches", o->batches, "Validation batches (default the run's eval.batches)");
+  sub->add_option("--task", o->task, "Zero-shot multiple-choice task file (JSON lines: ARC, HellaSwag or PIQA)");
+  sub->add_option("--task-format", o->task_format, "arc | hellaswag | piqa (default: from the file name)");
+  sub->add_option("--samples", o->samples, "With --task: write every choice's log-likelihood here (JSON lines)");
   return {sub, [o] { return run_eval(*o); }};
 }
 

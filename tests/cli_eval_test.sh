@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `ffnshape eval --task`: zero-shot multiple choice on the shipped sample files of ARC-Easy, HellaSwag
+# and PIQA. The prompts (context, choices, gold) must be those lm-evaluation-harness builds from the
+# same files with its own task definitions (tests/lm_eval_reference.py; skipped without lm-eval in
+# the venv), and the reported accuracies and standard errors those of the per-question predictions.
+# Environment: FFNSHAPE.
+set -uo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+python=$here/../.venv/bin/python
+tasks=$here/fixtures/tasks
+
+# A tiny model with a SentencePiece tokenizer.
+mkdir -p "$tmp/text"
+python3 - "$tmp/text" <<'PY'
+import random, sys
+rng = random.Random(2)
+words = "the a sun light plant water ice hen egg cat dog bread towel lamp key door cool hot open".split()
+for d in range(30):
+    open(f"{sys.argv[1]}/doc{d}.txt", "w").write(" ".join(rng.choice(words) for _ in range(300)) + ".\n")
+PY
+expect 0 "data prepare" -- "$FFNSHAPE" data prepare --input "$tmp/text" --out "$tmp/data" --vocab-size 320
+cat >"$tmp/model.yaml" <<YAML
+model: {vocab_size: 320, d_model: 32, n_layers: 2, n_heads: 4, max_seq_len: 64, ffn: {hidden: 64}}
+data: {train: "$tmp/data/train_*.bin", val: "$tmp/data/val_*.bin", tokenizer: "$tmp/data/tokenizer.model"}
+train: {seq_len: 32, micro_batch: 8, steps: 20, threads: 1}
+eval: {every: 0, batches: 2}
+checkpoint: {every: 0, keep: 1}
+YAML
+expect 0 "train" -- "$FFNSHAPE" train "$tmp/model.yaml" --run-dir "$tmp/run"
+
+for pair in arc_easy:arc_easy hellaswag:hellaswag piqa:piqa; do
+  task=${pair%%:*}
+  expect 0 "eval $task" -- "$FFNSHAPE" eval "$tmp/run" --task "$tasks/${task}_sample.jsonl" --samples "$tmp/$task.samples"
+  printf '%s\n' "$out" >"$tmp/$task.json"
+  python3 - "$tmp/$task.json" "$tmp/$task.samples" <<'PY' || fail "$task: accuracies do not follow from the predictions"
+import json, math, sys
+summary = json.load(open(sys.argv[1]))
+rows = [json.loads(line) for line in open(sys.argv[2])]
+for key, pick in (("acc", "prediction"), ("acc_norm", "prediction_norm")):
+    hits = [float(r[pick] == r["gold"]) for r in rows]
+    n, mean = len(hits), sum(hits) / len(hits)
+    sd = math.sqrt(sum((h - mean) ** 2 for h in hits) / (n - 1))
+    assert summary["questions"] == n and abs(summary[key] - mean) < 1e-12, (key, summary[key], mean)
+    assert abs(summary[key + "_stderr"] - sd / math.sqrt(n)) < 1e-12, (key, summary[key + "_stderr"])
+for r in rows:  # acc picks the largest log-likelihood, acc_norm the largest per character
+    lls = [s["loglikelihood"] for s in r["scores"]]
+    assert r["prediction"] == lls.index(max(lls))
+    norm = [ll / len(c) for ll, c in zip(lls, r["choices"])]
+    assert r["prediction_norm"] == norm.index(max(norm))
+PY
+  if "$python" -c 'import lm_eval' 2>/dev/null; then
+    HF_DATASETS_OFFLINE=1 "$python" "$here/lm_eval_reference.py" prompts "$task" "$tasks/${task}_sample.jsonl" \
+      >"$tmp/$task.reference" 2>"$tmp/$task.reference.err" || fail "$task: lm_eval_reference.py: $(tail -n 3 "$tmp/$task.reference.err")"
+    python3 - "$tmp/$task.samples" "$tmp/$task.reference" <<'PY' || fail "$task: prompts differ from lm-evaluation-harness's"
+import json, sys
+ours = [json.loads(line) for line in open(sys.argv[1])]
+theirs = [json.loads(line) for line in open(sys.argv[2])]
+assert len(ours) == len(theirs), (len(ours), len(theirs))
+for a, b in zip(ours, theirs):
+    for key in ("context", "choices", "gold"):
+        assert a[key] == b[key], (key, a[key], b[key])
+PY
+  else
+    echo "  $task: lm-eval is not in $python; prompt comparison skipped (scripts/setup.sh installs it)"
+  fi
+done
+
+expect 2 "a task file of another format" -- "$FFNSHAPE" eval "$tmp/run" --task "$tasks/piqa_sample.jsonl" --task-format arc
+contains "not a record of the arc format" "$err" "wrong format message"
+expect 2 "an unknown format" -- "$FFNSHAPE" eval "$tmp/run" --task "$tasks/piqa_sample.jsonl" --task-format mmlu
+finish cli_eval
