@@ -66,6 +66,34 @@ PY
   fi
 done
 
+# An experiment that lists tasks scores every run and reports them per arm.
+cat >"$tmp/exp.yaml" <<YAML
+base: model.yaml
+seeds: [1, 2]
+budget: {reference: a, tolerance: 0.05}
+tasks: [$tasks/arc_easy_sample.jsonl, $tasks/piqa_sample.jsonl]
+arms:
+  - name: a
+  - name: b
+    set: [model.n_layers=1, model.ffn.hidden=8]
+    solve: [ffn.hidden=8..512]
+YAML
+expect 0 "experiment with tasks" -- "$FFNSHAPE" experiment "$tmp/exp.yaml" --run-root "$tmp/exp"
+contains "| arm | arc_easy_sample | piqa_sample |" "$(cat "$tmp/exp/report.md")" "report's task table"
+expect 0 "eval of one experiment run" -- "$FFNSHAPE" eval "$tmp/exp/b/seed-2" --task "$tasks/piqa_sample.jsonl"
+python3 - "$tmp/exp" "$out" <<'PY' || fail "tasks.json / results.csv disagree with ffnshape eval"
+import csv, json, sys
+root, direct = sys.argv[1], json.loads(sys.argv[2])
+stored = json.load(open(f"{root}/b/seed-2/tasks.json"))["piqa_sample"]
+assert stored["acc"] == direct["acc"] and stored["acc_norm"] == direct["acc_norm"], (stored, direct)
+rows = list(csv.DictReader(open(f"{root}/results.csv")))
+assert len(rows) == 4 and all(r["arc_easy_sample_acc"] and r["piqa_sample_acc_norm"] for r in rows), rows[0]
+PY
+bad_tasks=$(printf 'base: model.yaml\nbudget: {params: 1000}\ntasks: [nothing.jsonl]\narms: [{name: a}]\n')
+printf '%s\n' "$bad_tasks" >"$tmp/bad.yaml"
+expect 2 "a missing task file" -- "$FFNSHAPE" experiment "$tmp/bad.yaml" --dry-run
+contains "tasks" "$err" "missing task message"
+
 expect 2 "a task file of another format" -- "$FFNSHAPE" eval "$tmp/run" --task "$tasks/piqa_sample.jsonl" --task-format arc
 contains "not a record of the arc format" "$err" "wrong format message"
 expect 2 "an unknown format" -- "$FFNSHAPE" eval "$tmp/run" --task "$tasks/piqa_sample.jsonl" --task-format mmlu

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ffnshape/config/yaml_reader.h"
+#include "ffnshape/eval/tasks.h"
 #include "spec_reader.h"
 
 namespace fs = std::filesystem;
@@ -50,6 +51,16 @@ void read_shared_keys(YamlSection& top, const std::string& path, ExperimentSpec&
     throw top.error("base", "'" + spec.base + "' does not exist", "paths are relative to the experiment file's folder");
   }
   spec.overrides = top.get("set", std::vector<std::string>{});
+  for (const auto& task : top.get("tasks", std::vector<std::string>{})) {
+    const auto resolved = fs::path(task).is_absolute() ? task : (fs::path(path).parent_path() / task).lexically_normal().string();
+    if (!fs::exists(resolved)) throw top.error("tasks", "'" + resolved + "' does not exist", "paths are relative to the experiment file's folder");
+    try {
+      eval::guess_task_format(resolved);
+    } catch (const ConfigError& e) {
+      throw top.error("tasks", "'" + resolved + "' names no known task", "put arc, hellaswag or piqa in the file name");
+    }
+    spec.tasks.push_back(resolved);
+  }
   spec.seeds = top.get("seeds", spec.seeds);
   if (spec.seeds.empty() || std::set<int64_t>(spec.seeds.begin(), spec.seeds.end()).size() != spec.seeds.size()) {
     throw top.error("seeds", "must be a non-empty list of distinct seeds", "e.g. seeds: [1, 2, 3]");

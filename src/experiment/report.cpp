@@ -41,6 +41,36 @@ std::optional<ModelConfig> trained_model(const std::string& run_dir) {
   }
 }
 
+// Zero-shot accuracies per arm: mean ± sd over the seeds' runs, acc and acc_norm of every task.
+std::string task_table(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans, const std::vector<RunRecord>& records) {
+  if (spec.tasks.empty()) return "";
+  std::ostringstream md;
+  md << "\nZero-shot tasks (acc / acc_norm, mean ± sd over seeds):\n\n| arm |";
+  for (const auto& task : spec.tasks) md << " " << fs::path(task).stem().string() << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < spec.tasks.size(); ++i) md << "---:|";
+  md << "\n";
+  auto with_sd = [](const Interval& i) {
+    if (i.n == 0) return std::string("");
+    return number(i.mean, "%.3f") + (i.n >= 2 ? " ± " + number(i.sd, "%.3f") : "");
+  };
+  for (const auto& p : plans) {
+    md << "| " << p.spec.name << " |";
+    for (const auto& task : spec.tasks) {
+      std::vector<double> acc, acc_norm;
+      for (const auto& r : records) {
+        const auto it = r.tasks.find(fs::path(task).stem().string());
+        if (r.arm != p.spec.name || !r.complete || it == r.tasks.end()) continue;
+        acc.push_back(it->second.first);
+        acc_norm.push_back(it->second.second);
+      }
+      md << " " << with_sd(mean_interval(acc)) << " / " << with_sd(mean_interval(acc_norm)) << " |";
+    }
+    md << "\n";
+  }
+  return md.str();
+}
+
 }  // namespace
 
 RunRecord read_run_record(const std::string& arm, int64_t seed, const std::string& run_dir) {
@@ -62,6 +92,13 @@ RunRecord read_run_record(const std::string& arm, int64_t seed, const std::strin
     r.wall_time_s = get("wall_time_s");
   } catch (const nlohmann::json::exception&) {
     r.complete = false;  // a damaged summary: the run is redone (resuming from its checkpoints)
+  }
+  std::ifstream tasks(fs::path(run_dir) / "tasks.json");
+  const auto scores = nlohmann::json::parse(tasks, nullptr, /*allow_exceptions=*/false);
+  if (scores.is_object()) {
+    for (const auto& [name, s] : scores.items()) {
+      if (s.is_object()) r.tasks[name] = {s.value("acc", NAN), s.value("acc_norm", NAN)};
+    }
   }
   return r;
 }
@@ -129,7 +166,12 @@ void write_results_csv(const std::string& run_root, const ExperimentSpec& spec, 
   std::ostringstream csv;
   csv << "experiment,arm,seed,run_dir,complete,steps,family,ffn_kind,k,d_model,n_layers,n_heads,head_dim,ffn_widths,"
          "params_total,params_non_embedding,attention,ffn,attention_share,ffn_share,budget,budget_count,rel_error,"
-         "val_loss,val_ppl,tokens_per_s,wall_time_s\n";
+         "val_loss,val_ppl,tokens_per_s,wall_time_s";
+  for (const auto& task : spec.tasks) {
+    const auto name = fs::path(task).stem().string();
+    csv << "," << name << "_acc," << name << "_acc_norm";
+  }
+  csv << "\n";
   for (const auto& r : records) {
     const ArmPlan* plan = nullptr;
     for (const auto& p : plans) {
@@ -145,7 +187,13 @@ void write_results_csv(const std::string& run_root, const ExperimentSpec& spec, 
         << c.non_embedding() << "," << c.attention << "," << c.ffn << "," << number(c.attention_share(), "%.6f") << ","
         << number(c.ffn_share(), "%.6f") << "," << plan->budget << "," << to_string(spec.budget.count) << ","
         << number(plan->rel_error, "%.3e") << "," << number(r.val_loss, "%.6f") << "," << number(r.val_ppl, "%.4f")
-        << "," << number(r.tokens_per_s, "%.1f") << "," << number(r.wall_time_s, "%.1f") << "\n";
+        << "," << number(r.tokens_per_s, "%.1f") << "," << number(r.wall_time_s, "%.1f");
+    for (const auto& task : spec.tasks) {
+      const auto it = r.tasks.find(fs::path(task).stem().string());
+      const auto scores = it == r.tasks.end() ? std::pair<double, double>(NAN, NAN) : it->second;
+      csv << "," << number(scores.first, "%.6f") << "," << number(scores.second, "%.6f");
+    }
+    csv << "\n";
   }
   write_text_file((fs::path(run_root) / "results.csv").string(), csv.str());
 }
@@ -204,6 +252,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
   }
   md << "\nval loss and perplexity: mean ± standard deviation over seeds. The difference to " << spec.reference
      << " is paired by seed (same data order); an interval that excludes 0 is a difference the seeds resolve.\n";
+  md << task_table(spec, plans, records);
   bool any_schedule = false;
   for (const auto& p : plans) any_schedule = any_schedule || !p.spec.schedule.empty();
   if (any_schedule) {

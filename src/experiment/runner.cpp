@@ -4,10 +4,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
+#include "../common/text_file.h"
+#include "ffnshape/eval/multiple_choice.h"
 #include "ffnshape/experiment/experiment.h"
 #include "ffnshape/experiment/report.h"
 #include "ffnshape/profile/work_profiler.h"
 #include "ffnshape/schedule/schedule.h"
+#include "ffnshape/train/checkpoint.h"
 #include "ffnshape/train/distributed_env.h"
 #include "ffnshape/train/trainer.h"
 
@@ -31,6 +36,28 @@ RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& p
   return config;
 }
 
+// Scores the run's model on the experiment's zero-shot tasks into RUN/tasks.json (once per task).
+void score_tasks(const std::string& run_dir, const std::vector<std::string>& tasks) {
+  const auto path = fs::path(run_dir) / "tasks.json";
+  nlohmann::json scores = nlohmann::json::object();
+  if (fs::exists(path)) scores = nlohmann::json::parse(std::ifstream(path), nullptr, /*allow_exceptions=*/false);
+  if (!scores.is_object()) scores = nlohmann::json::object();
+  bool missing = false;
+  for (const auto& task : tasks) missing = missing || !scores.contains(fs::path(task).stem().string());
+  if (!missing) return;
+  auto trained = load_trained_model(run_dir);
+  const auto tokenizer = Tokenizer::load(trained.config.data.tokenizer);
+  for (const auto& task : tasks) {
+    const auto name = fs::path(task).stem().string();
+    if (scores.contains(name)) continue;
+    const auto score = eval::score_task(trained.model, tokenizer, eval::load_task(task, eval::guess_task_format(task)));
+    scores[name] = {{"questions", score.questions}, {"acc", score.acc}, {"acc_stderr", score.acc_stderr},
+                    {"acc_norm", score.acc_norm}, {"acc_norm_stderr", score.acc_norm_stderr}};
+    log::info("{}: {} acc {:.4f} acc_norm {:.4f} ({} questions)", run_dir, name, score.acc, score.acc_norm, score.questions);
+  }
+  write_text_file(path.string(), scores.dump(2) + "\n");
+}
+
 }  // namespace
 
 int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans, const ExperimentOptions& options) {
@@ -45,6 +72,10 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
   if (!options.only.empty() &&
       std::none_of(plans.begin(), plans.end(), [&](const ArmPlan& p) { return p.spec.name == options.only; })) {
     throw ConfigError("--only", "names no arm ('" + options.only + "')", "use one of the experiment's arm names");
+  }
+  if (!spec.tasks.empty() && !plans.empty() && plans.front().config.data.tokenizer.empty()) {
+    throw ConfigError("tasks", "need the runs' tokenizer, and the base config has no data.tokenizer",
+                      "set data.tokenizer in the base config (or drop tasks)");
   }
   if (options.dry_run) return 0;
   // Started as several ranks (torchrun, srun), every rank walks the same runs and each run trains
@@ -103,6 +134,7 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
         continue;
       }
     }
+    if (writer && !spec.tasks.empty() && read_run_record(plan->spec.name, seed, dir).complete) score_tasks(dir, spec.tasks);
     if (writer && plan == profiled && seed == spec.profile->seed && !fs::exists(profile_path)) {
       profile::ProfileOptions po;
       po.tokens = spec.profile->tokens;

@@ -15,6 +15,8 @@
 //   profile: {arm: conventional, tokens: 512}   # the run whose work profile guides geometry schedules;
 //                                    # also seed, ph_threshold (1), ph_memory (GiB, 2), ph_seconds (300),
 //                                    # topo_norm (linf | l2): as `ffnshape profile`'s flags
+//   tasks: [arc_easy.jsonl, piqa.jsonl]  # zero-shot tasks (eval/tasks.h; format from the file name),
+//                                    # scored after each run into RUN/tasks.json; needs data.tokenizer
 //   arms:
 //     - name: conventional
 //     - name: hourglass
@@ -74,6 +76,7 @@ struct ExperimentSpec {
   BudgetSpec budget;
   std::string reference;               // arm for paired comparisons
   std::optional<ProfileSpec> profile;
+  std::vector<std::string> tasks;      // zero-shot task files, resolved against the file's folder
   std::vector<ArmSpec> arms;
 };
 

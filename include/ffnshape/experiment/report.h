@@ -22,6 +22,7 @@ struct RunRecord {
   double val_ppl = std::numeric_limits<double>::quiet_NaN();
   double tokens_per_s = std::numeric_limits<double>::quiet_NaN();
   double wall_time_s = std::numeric_limits<double>::quiet_NaN();
+  std::map<std::string, std::pair<double, double>> tasks;  // task name -> (acc, acc_norm), from tasks.json
 };
 
 // The record of one run directory; complete = false when it has no (complete) summary.json.
