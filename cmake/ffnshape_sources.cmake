@@ -44,6 +44,7 @@ set(FFNSHAPE_SOURCES
   src/train/loader.cpp
   src/train/tokenizer.cpp
   src/train/prepare.cpp
+  src/interop/safetensors.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp
