@@ -45,6 +45,11 @@ set(FFNSHAPE_SOURCES
   src/train/tokenizer.cpp
   src/train/prepare.cpp
   src/interop/safetensors.cpp
+  src/interop/hf_config.cpp
+  src/interop/hf_names.cpp
+  src/interop/hf_import.cpp
+  src/interop/hf_export.cpp
+  src/interop/imported_run.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp
