@@ -66,4 +66,6 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/plot_scripts.cpp
   tools/format.cpp
   tools/cmd_version.cpp
+  tools/cmd_import.cpp
+  tools/cmd_export.cpp
 )
