@@ -99,6 +99,24 @@ for k in range(3):
 round_trip widths no --set 'model.ffn.widths=[40,56]' --set model.family=olmo2
 grep -q '"intermediate_sizes"' "$tmp/x_widths/config.json" || fail "per-layer widths in the ffnshape config key"
 
+# The tokenizer travels: a run's SentencePiece model goes out with its ids and comes back as data.tokenizer;
+# a folder with only tokenizer.json says that it is not recorded.
+mkdir -p "$tmp/txt" && python3 -c "
+import random; r = random.Random(0); w = 'alpha beta gamma delta epsilon zeta eta theta iota kappa'.split()
+for d in range(8): open('$tmp/txt/doc%d.txt' % d, 'w').write('\n'.join(' '.join(r.choice(w) for _ in range(12)) for _ in range(200)))"
+expect 0 "data prepare" -- "$FFNSHAPE" data prepare --input "$tmp/txt" --out "$tmp/tok" --vocab-size 300
+expect 0 "train with a tokenizer" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/t_tok" --set model.vocab_size=320 \
+  --set "data.train=$tmp/tok/train_*.bin" --set "data.val=$tmp/tok/val_*.bin" --set "data.tokenizer=$tmp/tok/tokenizer.model"
+expect 0 "export with a tokenizer" -- "$FFNSHAPE" export "$tmp/t_tok" --out "$tmp/x_tok"
+[ -s "$tmp/x_tok/tokenizer.model" ] || fail "export copies tokenizer.model"
+grep -q '"eos_token_id": 2' "$tmp/x_tok/config.json" || fail "export writes the tokenizer's eos id"
+expect 0 "import with a tokenizer" -- "$FFNSHAPE" import "$tmp/x_tok" --out "$tmp/b_tok"
+grep -q "tokenizer: $tmp/b_tok/tokenizer.model" "$tmp/b_tok/config.yaml" || fail "import sets data.tokenizer"
+cmp -s "$tmp/tok/tokenizer.model" "$tmp/b_tok/tokenizer.model" || fail "import copies tokenizer.model"
+cp -r "$tmp/hf_llama_gqa" "$tmp/hf_json_tok" && echo '{"model": {"type": "BPE"}}' >"$tmp/hf_json_tok/tokenizer.json"
+expect 0 "import with tokenizer.json only" -- "$FFNSHAPE" import "$tmp/hf_json_tok" --out "$tmp/run_json_tok"
+contains "not SentencePiece" "$out" "tokenizer.json is reported, not recorded"
+
 # 3. Malformed folders: exit 2, naming what is wrong; nothing written.
 mkdir -p "$tmp/empty"
 expect 2 "no config.json" -- "$FFNSHAPE" import "$tmp/empty" --out "$tmp/r1"
