@@ -47,6 +47,12 @@ set(FFNSHAPE_SOURCES
   src/train/loader.cpp
   src/train/tokenizer.cpp
   src/train/prepare.cpp
+  src/interop/safetensors.cpp
+  src/interop/hf_config.cpp
+  src/interop/hf_names.cpp
+  src/interop/hf_import.cpp
+  src/interop/hf_export.cpp
+  src/interop/imported_run.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp
@@ -64,4 +70,6 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/format.cpp
   tools/cmd_version.cpp
   tools/cmd_generate.cpp
+  tools/cmd_import.cpp
+  tools/cmd_export.cpp
 )

@@ -33,6 +33,8 @@ Subcommand add_experiment_command(CLI::App& app);
 Subcommand add_sweep_command(CLI::App& app);
 Subcommand add_version_command(CLI::App& app);
 Subcommand add_generate_command(CLI::App& app);
+Subcommand add_import_command(CLI::App& app);
+Subcommand add_export_command(CLI::App& app);
 
 // "ffnshape 0.1.0 (LibTorch 2.15.0, CUDA 13.2)": the first line of `ffnshape version`, and --version.
 std::string version_line();

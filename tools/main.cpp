@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
       add_params_command(app),   add_iso_command(app),     add_train_command(app),
       add_eval_command(app),     add_data_command(app),    add_geometry_command(app),
       add_profile_command(app),  add_schedule_command(app), add_experiment_command(app),
-      add_sweep_command(app),    add_version_command(app),  add_generate_command(app)};
+      add_sweep_command(app),    add_import_command(app),  add_export_command(app),
+      add_version_command(app),  add_generate_command(app)};
 
   try {
     app.parse(argc, argv);

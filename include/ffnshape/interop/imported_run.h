@@ -1,0 +1,22 @@
+// A run directory for a model that was not trained here (an imported checkpoint): config.yaml and a
+// complete checkpoint at step 0 with a fresh optimizer, so `ffnshape eval`, `profile` and `export`
+// read it like any trained run, and `ffnshape train --run-dir` can continue from it.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "ffnshape/config/run_config.h"
+#include "ffnshape/nn/model.h"
+
+namespace ffnshape::interop {
+
+// DataError unless `run_dir` is absent or an empty folder (an import never overwrites a run).
+void check_new_run_dir(const std::string& run_dir);
+
+// Writes config.yaml, checkpoints/step_00000000 (model, fresh optimizer, DONE) and source.json
+// holding `provenance` (where the weights came from).
+void write_imported_run(const RunConfig& config, nn::TransformerLM& model, const std::string& run_dir,
+                        const std::map<std::string, std::string>& provenance);
+
+}  // namespace ffnshape::interop

@@ -1,0 +1,39 @@
+#include "ffnshape/interop/imported_run.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/data_error.h"
+#include "ffnshape/train/optimizer.h"
+
+namespace fs = std::filesystem;
+
+namespace ffnshape::interop {
+
+void check_new_run_dir(const std::string& run_dir) {
+  if (fs::exists(run_dir) && !(fs::is_directory(run_dir) && fs::is_empty(run_dir))) {
+    throw DataError("'" + run_dir + "' already exists and is not empty; nothing was written\n"
+                    "  fix: give a new --out folder, or remove this one");
+  }
+}
+
+void write_imported_run(const RunConfig& config, nn::TransformerLM& model, const std::string& run_dir,
+                        const std::map<std::string, std::string>& provenance) {
+  check_new_run_dir(run_dir);
+  fs::create_directories(run_dir);
+  {
+    std::ofstream out(fs::path(run_dir) / "config.yaml");
+    out << to_yaml(config);
+    std::ofstream source(fs::path(run_dir) / "source.json");
+    source << nlohmann::json(provenance).dump(2) << "\n";
+    if (!out || !source) throw std::runtime_error("cannot write into '" + run_dir + "'");
+  }
+  // A fresh optimizer (no moments yet) makes the checkpoint complete, so training can continue from it.
+  auto optimizer = make_optimizer(model, config.optimizer, torch::kCPU);
+  save_checkpoint(checkpoint_dir(run_dir, 0), model, *optimizer, TrainingState{});
+}
+
+}  // namespace ffnshape::interop

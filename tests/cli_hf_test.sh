@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# `ffnshape import` and `ffnshape export` against transformers: folders saved by transformers import
+# with the Python model's logits; trained ffnshape models export, load in transformers with the same
+# logits, and import back identical; malformed folders are refused with exit 2 and the name.
+# Environment: FFNSHAPE, MODEL_PROBE (tests/model_probe.cpp), PYTHON (the venv's python).
+set -uo pipefail
+source "$(dirname "$0")/cli_lib.sh"
+here=$(dirname "$0")
+ref() { "$PYTHON" "$here/hf_reference.py" "$@"; }
+[ -x "${PYTHON:-}" ] || { echo "SKIP: no Python at '${PYTHON:-}' (run scripts/setup.sh for the project's venv)"; exit 77; }
+ref check || exit 77
+export TRANSFORMERS_VERBOSITY=error HF_HUB_OFFLINE=1
+ids=3,17,42,5,88,1,64,23,9,77,31,2,50,95,12,0
+
+# same_logits DESCRIPTION RUN HF_DIR [TOL]: ffnshape's logits of RUN against transformers' of HF_DIR.
+same_logits() {
+  "$MODEL_PROBE" logits "$2" "$ids" >"$tmp/ours.json" || { fail "$1: model_probe"; return; }
+  ref logits "$3" "$ids" >"$tmp/theirs.json" 2>"$tmp/ref.err" || { fail "$1: transformers: $(tail -3 "$tmp/ref.err")"; return; }
+  local verdict
+  verdict=$(ref compare "$tmp/ours.json" "$tmp/theirs.json" "${4:-1e-4}") || fail "$1: logits differ: $verdict"
+  echo "  $1: $verdict"
+}
+
+# 1. Folders written by transformers' save_pretrained.
+for name in llama_gqa llama_tied_llama3 llama_head_dim olmo2_gqa olmo2_tied; do
+  ref make "$tmp/hf_$name" "$name" >/dev/null 2>&1 || fail "save_pretrained of $name"
+  expect 0 "import $name" -- "$FFNSHAPE" import "$tmp/hf_$name" --out "$tmp/run_$name"
+  contains "run directory" "$out" "import summary of $name"
+  echo "  import $name: $(grep -o 'in [0-9.e-]* s' <<<"$out")"
+  same_logits "transformers -> ffnshape, $name" "$tmp/run_$name" "$tmp/hf_$name"
+done
+# The older config layout: rope_theta at the top level, rope_scaling {type: llama3}.
+cp -r "$tmp/hf_llama_tied_llama3" "$tmp/hf_old" && ref old_style "$tmp/hf_old"
+expect 0 "import of the older rope layout" -- "$FFNSHAPE" import "$tmp/hf_old" --out "$tmp/run_old"
+"$MODEL_PROBE" diff "$tmp/run_old" "$tmp/run_llama_tied_llama3" >"$tmp/diff" || fail "model_probe diff (old layout)"
+contains "max_abs_diff 0" "$(cat "$tmp/diff")" "older rope layout gives the same model"
+same_logits "older rope layout" "$tmp/run_old" "$tmp/hf_llama_tied_llama3"
+grep -q "rope_scaling:" "$tmp/run_old/config.yaml" || fail "llama3 scaling kept in config.yaml"
+
+# An imported run is an ordinary run: eval reads it; bf16 import runs too.
+python3 - "$tmp" "$here" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from llmc_shards import shard, text
+shard(sys.argv[1] + "/train_0.bin", text(20000))
+shard(sys.argv[1] + "/val_0.bin", text(4000))
+PY
+expect 0 "eval of an imported run" -- "$FFNSHAPE" eval "$tmp/run_olmo2_gqa" --data "$tmp/val_0.bin" --batches 2
+contains "val_loss" "$out" "eval output"
+expect 0 "profile of an imported run" -- "$FFNSHAPE" profile "$tmp/run_llama_gqa" --out "$tmp/profile.json" \
+  --data "$tmp/val_0.bin" --tokens 64 --stats shift,gw --geometries raw --threads 1
+[ -s "$tmp/profile.json" ] || fail "profile of an imported run wrote nothing"
+expect 0 "import as bf16" -- "$FFNSHAPE" import "$tmp/hf_llama_gqa" --out "$tmp/run_bf16" --dtype bf16
+expect 0 "eval of a bf16 import" -- "$FFNSHAPE" eval "$tmp/run_bf16" --data "$tmp/val_0.bin" --batches 2
+same_logits "bf16 import (bf16 rounding of the weights)" "$tmp/run_bf16" "$tmp/hf_llama_gqa" 5e-2
+
+# 2. ffnshape models out and back in.
+cat >"$tmp/base.yaml" <<YAML
+model: {vocab_size: 96, d_model: 32, n_layers: 2, n_heads: 4, max_seq_len: 32, ffn: {hidden: 48}}
+data: {train: "$tmp/train_*.bin", val: "$tmp/val_*.bin"}
+train: {seq_len: 32, micro_batch: 4, steps: 6, threads: 1}
+optimizer: {lr: 1.0e-2, warmup_steps: 1}
+eval: {every: 0, batches: 1}
+checkpoint: {every: 0, keep: 1}
+log: {every: 6}
+YAML
+round_trip() {  # NAME STOCK(yes|no) --set...
+  local name=$1 stock=$2
+  shift 2
+  expect 0 "train $name" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/t_$name" "$@"
+  expect 0 "export $name" -- "$FFNSHAPE" export "$tmp/t_$name" --out "$tmp/x_$name"
+  if [ "$stock" = yes ]; then
+    contains "stock transformers loads it" "$out" "export $name is a stock folder"
+    same_logits "ffnshape -> transformers, $name" "$tmp/t_$name" "$tmp/x_$name"
+  else
+    contains "stock transformers cannot load it" "$out" "export $name says it needs ffnshape"
+  fi
+  expect 0 "import back $name" -- "$FFNSHAPE" import "$tmp/x_$name" --out "$tmp/b_$name"
+  "$MODEL_PROBE" diff "$tmp/t_$name" "$tmp/b_$name" >"$tmp/diff" || fail "model_probe diff $name"
+  contains "max_abs_diff 0" "$(cat "$tmp/diff")" "round trip $name keeps every tensor"
+  "$MODEL_PROBE" logits "$tmp/t_$name" "$ids" >"$tmp/a.json" && "$MODEL_PROBE" logits "$tmp/b_$name" "$ids" >"$tmp/b.json"
+  ref compare "$tmp/a.json" "$tmp/b.json" 0 >/dev/null || fail "round trip $name: logits differ"
+  expect 0 "export again $name" -- "$FFNSHAPE" export "$tmp/b_$name" --out "$tmp/y_$name"
+  cmp -s "$tmp/x_$name/model.safetensors" "$tmp/y_$name/model.safetensors" || fail "re-export of $name differs"
+  cmp -s "$tmp/x_$name/config.json" "$tmp/y_$name/config.json" || fail "re-exported config.json of $name differs"
+}
+round_trip llama_gqa yes --set model.n_kv_heads=2 --set model.tie_embeddings=false
+round_trip olmo2_tied yes --set model.family=olmo2 --set model.tie_embeddings=true --set model.n_kv_heads=1
+round_trip llama3_rope yes --set model.rope_scaling.factor=8 --set model.rope_scaling.original_max_seq_len=16
+round_trip hourglass no --set model.ffn.kind=hourglass --set model.ffn.k=3 --set model.ffn.hidden=16
+grep -q '"num_mlp_layers": 3' "$tmp/x_hourglass/config.json" || fail "hourglass config has num_mlp_layers"
+ref same_tensors "$tmp/x_hourglass/model.safetensors" "$tmp/x_hourglass/model.safetensors" >/dev/null || fail "readable by safetensors"
+"$PYTHON" -c "
+from safetensors import safe_open
+names = set(safe_open('$tmp/x_hourglass/model.safetensors', 'pt').keys())
+for k in range(3):
+    for p in ('mlp.%d.gate_proj' % k, 'mlp.%d.up_proj' % k, 'mlp.%d.down_proj' % k, 'post_attention_layernorm.%d' % k):
+        assert 'model.layers.1.%s.weight' % p in names, p" || fail "hourglass tensors in the paper's naming"
+round_trip widths no --set 'model.ffn.widths=[40,56]' --set model.family=olmo2
+grep -q '"intermediate_sizes"' "$tmp/x_widths/config.json" || fail "per-layer widths in the ffnshape config key"
+
+# The tokenizer travels: a run's SentencePiece model goes out with its ids and comes back as data.tokenizer;
+# a folder with only tokenizer.json says that it is not recorded.
+mkdir -p "$tmp/txt" && python3 -c "
+import random; r = random.Random(0); w = 'alpha beta gamma delta epsilon zeta eta theta iota kappa'.split()
+for d in range(8): open('$tmp/txt/doc%d.txt' % d, 'w').write('\n'.join(' '.join(r.choice(w) for _ in range(12)) for _ in range(200)))"
+expect 0 "data prepare" -- "$FFNSHAPE" data prepare --input "$tmp/txt" --out "$tmp/tok" --vocab-size 300
+expect 0 "train with a tokenizer" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/t_tok" --set model.vocab_size=320 \
+  --set "data.train=$tmp/tok/train_*.bin" --set "data.val=$tmp/tok/val_*.bin" --set "data.tokenizer=$tmp/tok/tokenizer.model"
+expect 0 "export with a tokenizer" -- "$FFNSHAPE" export "$tmp/t_tok" --out "$tmp/x_tok"
+[ -s "$tmp/x_tok/tokenizer.model" ] || fail "export copies tokenizer.model"
+grep -q '"eos_token_id": 2' "$tmp/x_tok/config.json" || fail "export writes the tokenizer's eos id"
+expect 0 "import with a tokenizer" -- "$FFNSHAPE" import "$tmp/x_tok" --out "$tmp/b_tok"
+grep -q "tokenizer: $tmp/b_tok/tokenizer.model" "$tmp/b_tok/config.yaml" || fail "import sets data.tokenizer"
+cmp -s "$tmp/tok/tokenizer.model" "$tmp/b_tok/tokenizer.model" || fail "import copies tokenizer.model"
+cp -r "$tmp/hf_llama_gqa" "$tmp/hf_json_tok" && echo '{"model": {"type": "BPE"}}' >"$tmp/hf_json_tok/tokenizer.json"
+expect 0 "import with tokenizer.json only" -- "$FFNSHAPE" import "$tmp/hf_json_tok" --out "$tmp/run_json_tok"
+contains "not SentencePiece" "$out" "tokenizer.json is reported, not recorded"
+
+# 3. Malformed folders: exit 2, naming what is wrong; nothing written.
+mkdir -p "$tmp/empty"
+expect 2 "no config.json" -- "$FFNSHAPE" import "$tmp/empty" --out "$tmp/r1"
+contains "config.json' is missing" "$err" "missing config.json named"
+bad() {  # NAME: a fresh copy of the GQA llama folder in $tmp/bad_NAME
+  rm -rf "$tmp/bad_$1" && cp -r "$tmp/hf_llama_gqa" "$tmp/bad_$1"
+}
+bad arch && ref edit "$tmp/bad_arch" architectures '["MistralForCausalLM"]'
+expect 2 "unknown architecture" -- "$FFNSHAPE" import "$tmp/bad_arch" --out "$tmp/r2"
+contains "MistralForCausalLM" "$err" "architecture named"
+bad bias && ref edit "$tmp/bad_bias" attention_bias true
+expect 2 "attention bias" -- "$FFNSHAPE" import "$tmp/bad_bias" --out "$tmp/r3"
+contains "attention_bias" "$err" "attention_bias named"
+bad yarn && ref edit "$tmp/bad_yarn" rope_parameters '{"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0}'
+expect 2 "rope type yarn" -- "$FFNSHAPE" import "$tmp/bad_yarn" --out "$tmp/r4"
+contains '"yarn"' "$err" "rope type named"
+bad missing && ref drop "$tmp/bad_missing" model.layers.1.mlp.up_proj.weight
+expect 2 "a missing tensor" -- "$FFNSHAPE" import "$tmp/bad_missing" --out "$tmp/r5"
+contains "missing tensors: model.layers.1.mlp.up_proj.weight" "$err" "missing tensor named"
+bad shape && ref reshape "$tmp/bad_shape" model.layers.0.self_attn.k_proj.weight
+expect 2 "a wrong shape" -- "$FFNSHAPE" import "$tmp/bad_shape" --out "$tmp/r6"
+contains "model.layers.0.self_attn.k_proj.weight is [15, 32] where the config implies [16, 32]" "$err" "wrong shape named"
+bad extra && ref edit "$tmp/bad_extra" num_hidden_layers 1
+expect 2 "tensors that map to nothing" -- "$FFNSHAPE" import "$tmp/bad_extra" --out "$tmp/r7"
+contains "map to nothing in the model: model.layers.1." "$err" "unmapped tensors named"
+bad cut && truncate -s -8 "$tmp/bad_cut/model.safetensors"
+expect 2 "truncated safetensors" -- "$FFNSHAPE" import "$tmp/bad_cut" --out "$tmp/r8"
+contains "bad_cut/model.safetensors' is malformed" "$err" "truncated file named"
+for r in r1 r2 r3 r4 r5 r6 r7 r8; do [ ! -e "$tmp/$r" ] || fail "a refused import wrote $r"; done
+expect 2 "import into an existing run" -- "$FFNSHAPE" import "$tmp/hf_llama_gqa" --out "$tmp/run_llama_gqa"
+contains "already exists" "$err" "existing run refused"
+expect 2 "export into a non-empty folder" -- "$FFNSHAPE" export "$tmp/t_llama_gqa" --out "$tmp/hf_llama_gqa"
+expect 2 "export of a folder without checkpoints" -- "$FFNSHAPE" export "$tmp/empty" --out "$tmp/r9"
+
+finish cli_hf
