@@ -49,8 +49,8 @@ fi
 # datasets and pyarrow are held to versions that work with the venv's NumPy 1.x (Debian's GUDHI and
 # POT are built against it).
 references=(numpy==1.26.4 transformers==5.24.0 safetensors==0.8.0 gguf==0.19.0 lm-eval==0.4.13 datasets==3.6.0
-            pyarrow==19.0.1)
-if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, datasets' 2>/dev/null; then
+            pyarrow==19.0.1 accelerate==1.16.0 sentencepiece==0.2.3 protobuf==7.36.2)
+if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, datasets, accelerate, sentencepiece' 2>/dev/null; then
   echo "setup: installing ${references[*]} into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${references[@]}"
 fi

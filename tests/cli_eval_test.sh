@@ -66,6 +66,29 @@ PY
   fi
 done
 
+# lm-evaluation-harness itself on the same model: exported to a Hugging Face folder (with its
+# SentencePiece tokenizer) and scored by the harness's HF model class. Accuracies must agree exactly,
+# every choice's log-likelihood within 1e-4.
+if "$python" -c 'import lm_eval, accelerate, sentencepiece' 2>/dev/null; then
+  expect 0 "export for lm-eval" -- "$FFNSHAPE" export "$tmp/run" --out "$tmp/hf"
+  for task in arc_easy hellaswag piqa; do
+    HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 "$python" "$here/lm_eval_reference.py" score "$task" "$tasks/${task}_sample.jsonl" \
+      "$tmp/hf" >"$tmp/$task.harness" 2>"$tmp/$task.harness.err" || fail "$task: lm-eval: $(tail -n 3 "$tmp/$task.harness.err")"
+    python3 - "$tmp/$task.json" "$tmp/$task.samples" "$tmp/$task.harness" <<'PY' || fail "$task: ffnshape and lm-eval disagree"
+import json, sys
+ours, rows, theirs = json.load(open(sys.argv[1])), [json.loads(l) for l in open(sys.argv[2])], json.load(open(sys.argv[3]))
+for key in ("acc", "acc_norm", "acc_stderr", "acc_norm_stderr"):
+    assert abs(ours[key] - theirs[key]) < 1e-12, (key, ours[key], theirs[key])
+worst = max(abs(s["loglikelihood"] - ll) for r, lls in zip(rows, theirs["loglikelihoods"]) for s, ll in zip(r["scores"], lls))
+assert len(rows) == len(theirs["loglikelihoods"]) and worst < 1e-4, worst
+print(f"  {sys.argv[1].rsplit('/', 1)[1][:-5]}: acc {ours['acc']:.3f}, acc_norm {ours['acc_norm']:.3f} as lm-eval; "
+      f"log-likelihoods within {worst:.2g}")
+PY
+  done
+else
+  echo "  lm-eval, accelerate or sentencepiece missing from $python: the harness comparison is skipped"
+fi
+
 # An experiment that lists tasks scores every run and reports them per arm.
 cat >"$tmp/exp.yaml" <<YAML
 base: model.yaml
