@@ -85,6 +85,23 @@ print(f"  {sys.argv[1].rsplit('/', 1)[1][:-5]}: acc {ours['acc']:.3f}, acc_norm 
       f"log-likelihoods within {worst:.2g}")
 PY
   done
+  # Greedy decoding of the folder imported back equals transformers' generate(do_sample=False).
+  expect 0 "import the exported folder" -- "$FFNSHAPE" import "$tmp/hf" --out "$tmp/imported"
+  expect 0 "generate from the imported run" -- "$FFNSHAPE" generate "$tmp/imported" --prompt-tokens 1,264,273,5 \
+    --max-tokens 24 --json
+  printf '%s\n' "$out" >"$tmp/generated.json"
+  "$python" - "$tmp/hf" "$tmp/generated.json" <<'PY' || fail "greedy tokens differ from transformers' generate"
+import json, sys, torch
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained(sys.argv[1], dtype=torch.float32).eval()
+ours = json.load(open(sys.argv[2]))
+prompt = torch.tensor([ours["prompt_tokens"]])
+theirs = model.generate(prompt, do_sample=False, max_new_tokens=24, min_new_tokens=24, eos_token_id=None,
+                        pad_token_id=0)[0, prompt.shape[1]:].tolist()
+n = len(ours["tokens"])  # ffnshape stops at EOS; compare what it generated
+assert ours["tokens"] == theirs[:n], (ours["tokens"], theirs)
+print(f"  greedy decoding: {n} tokens as transformers' generate")
+PY
 else
   echo "  lm-eval, accelerate or sentencepiece missing from $python: the harness comparison is skipped"
 fi
