@@ -53,6 +53,7 @@ set(FFNSHAPE_SOURCES
   src/interop/hf_import.cpp
   src/interop/hf_export.cpp
   src/interop/imported_run.cpp
+  src/interop/gguf_import.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp

@@ -1,0 +1,134 @@
+#include "ffnshape/interop/gguf_import.h"
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+
+#include "ffnshape/interop/gguf.h"
+#include "ffnshape/interop/imported_run.h"
+#include "ffnshape/train/data_error.h"
+#include "hf_names.h"
+
+namespace fs = std::filesystem;
+
+namespace ffnshape::interop {
+namespace {
+
+// The llama.cpp name of a Hugging Face llama tensor name.
+std::string gguf_name(const std::string& hf) {
+  static const std::pair<const char*, const char*> renames[] = {
+      {"self_attn.q_proj", "attn_q"},         {"self_attn.k_proj", "attn_k"},    {"self_attn.v_proj", "attn_v"},
+      {"self_attn.o_proj", "attn_output"},    {"input_layernorm", "attn_norm"},  {"post_attention_layernorm", "ffn_norm"},
+      {"mlp.gate_proj", "ffn_gate"},          {"mlp.up_proj", "ffn_up"},         {"mlp.down_proj", "ffn_down"}};
+  if (hf == "model.embed_tokens.weight") return "token_embd.weight";
+  if (hf == "model.norm.weight") return "output_norm.weight";
+  if (hf == "lm_head.weight") return "output.weight";
+  std::string name = hf;
+  if (name.rfind("model.layers.", 0) == 0) name = "blk." + name.substr(13);
+  for (const auto& [from, to] : renames) {
+    if (const auto at = name.find(from); at != std::string::npos) name.replace(at, std::string(from).size(), to);
+  }
+  return name;
+}
+
+// llama.cpp stores q and k rows as (head, pair, half) where ffnshape has (head, half, pair): undo it.
+torch::Tensor unpermute_rope_rows(const torch::Tensor& w, int64_t heads) {
+  const auto rows = w.size(0);
+  return w.reshape({heads, rows / heads / 2, 2, w.size(1)}).transpose(1, 2).reshape(w.sizes());
+}
+
+ModelConfig model_from_metadata(const GgufFile& g) {
+  const auto arch = g.string("general.architecture");
+  if (arch != "llama") {
+    throw DataError("'" + g.path() + "' holds a " + arch + " model; ffnshape imports GGUF files of the llama architecture\n"
+                    "  fix: convert the model to a Hugging Face folder and import that, if its family is supported");
+  }
+  if (g.contains("rope_freqs.weight")) {
+    throw DataError("'" + g.path() + "' stores its RoPE frequencies as a tensor (rope_freqs, Llama-3 scaling)\n"
+                    "  fix: import the Hugging Face folder of the model instead");
+  }
+  auto m = ModelConfig::defaults_for(Family::llama);
+  m.d_model = g.integer("llama.embedding_length");
+  m.n_layers = g.integer("llama.block_count");
+  m.n_heads = g.integer("llama.attention.head_count");
+  m.n_kv_heads = g.has("llama.attention.head_count_kv") ? g.integer("llama.attention.head_count_kv") : m.n_heads;
+  if (g.has("llama.attention.key_length")) m.head_dim = g.integer("llama.attention.key_length");
+  m.ffn.hidden = g.integer("llama.feed_forward_length");
+  m.norm_eps = g.number("llama.attention.layer_norm_rms_epsilon");
+  m.rope_theta = g.has("llama.rope.freq_base") ? g.number("llama.rope.freq_base") : 10000.0;
+  m.max_seq_len = g.integer("llama.context_length");
+  m.vocab_size = g.has("llama.vocab_size") ? g.integer("llama.vocab_size")
+                                           : static_cast<int64_t>(g.strings("tokenizer.ggml.tokens").size());
+  m.tie_embeddings = !g.contains("output.weight");
+  return m;
+}
+
+}  // namespace
+
+HfImportReport import_gguf(const std::string& path, const std::string& run_dir, const HfImportOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  check_new_run_dir(run_dir);
+  const GgufFile g(path);
+  auto m = model_from_metadata(g);
+  if (options.max_seq_len > 0) m.max_seq_len = options.max_seq_len;
+  validate(m);
+  nn::TransformerLM model(m);
+  auto params = model->named_parameters();
+  std::vector<std::string> missing, wrong;
+  std::set<std::string> used;
+  const auto names = hf_tensor_names(m);
+  for (const auto& n : names) {
+    const auto name = gguf_name(n.hf);
+    used.insert(name);
+    if (!g.contains(name)) {
+      missing.push_back(name);
+    } else if (g.tensor_info(name).shape != params[n.ours].sizes().vec()) {
+      wrong.push_back(name);
+    }
+  }
+  std::vector<std::string> unexpected;
+  for (const auto& name : g.tensor_names()) {
+    if (!used.count(name)) unexpected.push_back(name);
+  }
+  if (!missing.empty() || !wrong.empty() || !unexpected.empty()) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (size_t i = 0; i < v.size() && i < 6; ++i) s += (i ? ", " : "") + v[i];
+      return s + (v.size() > 6 ? ", ... (" + std::to_string(v.size()) + " in all)" : "");
+    };
+    throw DataError("the tensors of '" + path + "' do not fit the model its metadata describes:" +
+                    (missing.empty() ? "" : "\n  missing: " + list(missing)) +
+                    (wrong.empty() ? "" : "\n  wrong shapes: " + list(wrong)) +
+                    (unexpected.empty() ? "" : "\n  map to nothing: " + list(unexpected)) +
+                    "\n  fix: give an unmodified llama.cpp conversion of a llama-architecture model");
+  }
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& n : names) {
+      const auto name = gguf_name(n.hf);
+      auto w = g.tensor(name, torch::kFloat);
+      if (name.find("attn_q.weight") != std::string::npos) w = unpermute_rope_rows(w, m.n_heads);
+      if (name.find("attn_k.weight") != std::string::npos) w = unpermute_rope_rows(w, m.kv_heads());
+      if (options.dtype == Precision::bf16) w = w.to(torch::kBFloat16);
+      params[n.ours].copy_(w);
+    }
+  }
+  HfImportReport report;
+  report.architecture = "llama (GGUF)";
+  report.config.model = m;
+  report.config.train.seq_len = std::min<int64_t>(report.config.train.seq_len, m.max_seq_len);
+  report.config.train.precision = options.dtype;
+  report.tensors = static_cast<int64_t>(names.size());
+  report.parameters = model->num_parameters();
+  const auto tokenizer_model = g.has("tokenizer.ggml.model") ? g.string("tokenizer.ggml.model") : std::string("none");
+  report.tokenizer = "embedded " + tokenizer_model + " vocabulary of " +
+                     std::to_string(g.has("tokenizer.ggml.tokens") ? g.strings("tokenizer.ggml.tokens").size() : 0) +
+                     " tokens: not kept (ffnshape reads SentencePiece .model files); give prompts as token ids";
+  write_imported_run(report.config, model, run_dir,
+                     {{"format", "gguf"}, {"source", fs::absolute(path).string()}, {"dtype", to_string(options.dtype)},
+                      {"tokenizer", report.tokenizer}});
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace ffnshape::interop
