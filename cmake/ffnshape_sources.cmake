@@ -44,6 +44,9 @@ set(FFNSHAPE_SOURCES
   src/train/loader.cpp
   src/train/tokenizer.cpp
   src/train/prepare.cpp
+  src/interop/gguf_value.cpp
+  src/interop/gguf_blocks.cpp
+  src/interop/gguf.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp
