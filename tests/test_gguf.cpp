@@ -130,6 +130,7 @@ TEST(GgufFile, DequantizesExactlyAsTheGgufPackage) {
     EXPECT_EQ(ours.scalar_type(), torch::kFloat);
     EXPECT_TRUE(same_bits(ours, expected));
     EXPECT_TRUE(same_bits(f.tensor(name, torch::kBFloat16), expected.to(torch::kBFloat16)));
+    EXPECT_TRUE(same_bits(f.tensor(name, torch::kHalf), expected.to(torch::kHalf)));
     EXPECT_TRUE(same_bits(f.tensor(name, torch::kDouble), expected.to(torch::kDouble)));
   }
   // A block of equal values has scale 0: every element is m.
@@ -187,7 +188,11 @@ TEST(GgufFile, LargeQuantizedTensorsMatchTheBlockFormulas) {
     GgufBytes g;
     g.header(1, 0).tensor("w", {cols, rows}, type, 0).pad().raw(data);
     g.write(dir.file("big.gguf"));
-    const torch::Tensor x = GgufFile(dir.file("big.gguf")).tensor("w").flatten();
+    const GgufFile file(dir.file("big.gguf"));
+    const torch::Tensor x = file.tensor("w").flatten();
+    // Rounded straight from the block kernels as torch rounds float32.
+    EXPECT_TRUE(same_bits(file.tensor("w", torch::kBFloat16).flatten(), x.to(torch::kBFloat16)));
+    EXPECT_TRUE(same_bits(file.tensor("w", torch::kHalf).flatten(), x.to(torch::kHalf)));
     const float* y = x.data_ptr<float>();
     auto half = [&](int64_t at) {
       uint16_t bits;

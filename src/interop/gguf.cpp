@@ -270,6 +270,13 @@ void check_data_range(const GgufTensorInfo& t, uint64_t data_offset, uint64_t al
   }
 }
 
+template <class T>
+void dequantize_into(GgmlType type, const unsigned char* data, int64_t blocks, T* out) {
+  if (type == GgmlType::q8_0) detail::dequantize_q8_0(data, blocks, out);
+  if (type == GgmlType::q4_0) detail::dequantize_q4_0(data, blocks, out);
+  if (type == GgmlType::q4_1) detail::dequantize_q4_1(data, blocks, out);
+}
+
 }  // namespace
 
 std::string ggml_type_name(uint32_t type) {
@@ -377,16 +384,19 @@ torch::Tensor GgufFile::tensor(const std::string& name, torch::ScalarType dtype)
                      "with convert_hf_to_gguf.py --outtype f16");
   }
   const auto type = static_cast<GgmlType>(t.type);
-  const auto stored = type == GgmlType::f16 ? torch::kHalf : type == GgmlType::bf16 ? torch::kBFloat16 : torch::kFloat;
-  torch::Tensor out = torch::empty(t.shape, stored);
-  if (t.numel == 0) return out.to(dtype);
-  switch (type) {
-    case GgmlType::f32: case GgmlType::f16: case GgmlType::bf16:
-      std::memcpy(out.data_ptr(), data, t.bytes);  // a copy: the tensor outlives the mapping
-      break;
-    case GgmlType::q8_0: detail::dequantize_q8_0(data, blocks, out.data_ptr<float>()); break;
-    case GgmlType::q4_0: detail::dequantize_q4_0(data, blocks, out.data_ptr<float>()); break;
-    case GgmlType::q4_1: detail::dequantize_q4_1(data, blocks, out.data_ptr<float>()); break;
+  if (type == GgmlType::f32 || type == GgmlType::f16 || type == GgmlType::bf16) {
+    const auto stored = type == GgmlType::f16 ? torch::kHalf : type == GgmlType::bf16 ? torch::kBFloat16 : torch::kFloat;
+    torch::Tensor out = torch::empty(t.shape, stored);
+    if (t.bytes > 0) std::memcpy(out.data_ptr(), data, t.bytes);  // a copy: the tensor outlives the mapping
+    return out.scalar_type() == dtype ? out : out.to(dtype);
+  }
+  // Block types straight into the wanted dtype where the kernels can (no float32 copy in between).
+  const bool direct = dtype == torch::kFloat || dtype == torch::kBFloat16 || dtype == torch::kHalf;
+  torch::Tensor out = torch::empty(t.shape, direct ? dtype : torch::kFloat);
+  switch (out.scalar_type()) {
+    case torch::kBFloat16: dequantize_into(type, data, blocks, out.data_ptr<c10::BFloat16>()); break;
+    case torch::kHalf: dequantize_into(type, data, blocks, out.data_ptr<c10::Half>()); break;
+    default: dequantize_into(type, data, blocks, out.data_ptr<float>());
   }
   return out.scalar_type() == dtype ? out : out.to(dtype);
 }

@@ -1,6 +1,7 @@
 #include "gguf_blocks.h"
 
 #include <ATen/Parallel.h>
+#include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
 #include <cstring>
@@ -71,43 +72,54 @@ GgmlLayout ggml_layout(uint32_t type) {
 }
 
 // Block: fp16 d, 32 int8 q.
-void dequantize_q8_0(const unsigned char* data, int64_t blocks, float* out) {
+template <class T>
+void dequantize_q8_0(const unsigned char* data, int64_t blocks, T* out) {
   for_blocks(blocks, [&](int64_t b) {
     const unsigned char* block = data + b * 34;
     const float d = half_at(block);
     const auto* q = reinterpret_cast<const int8_t*>(block + 2);
-    float* y = out + b * kQK;
-    for (int j = 0; j < kQK; ++j) y[j] = static_cast<float>(q[j]) * d;
+    T* y = out + b * kQK;
+    for (int j = 0; j < kQK; ++j) y[j] = static_cast<T>(static_cast<float>(q[j]) * d);
   });
 }
 
 // Block: fp16 d, 16 bytes; element j < 16 is the low nibble of byte j, element 16 + j its high one.
-void dequantize_q4_0(const unsigned char* data, int64_t blocks, float* out) {
+template <class T>
+void dequantize_q4_0(const unsigned char* data, int64_t blocks, T* out) {
   for_blocks(blocks, [&](int64_t b) {
     const unsigned char* block = data + b * 18;
     const float d = half_at(block);
     const unsigned char* qs = block + 2;
-    float* y = out + b * kQK;
+    T* y = out + b * kQK;
     for (int j = 0; j < kQK / 2; ++j) {
-      y[j] = d * static_cast<float>(static_cast<int>(qs[j] & 0x0F) - 8);
-      y[j + kQK / 2] = d * static_cast<float>(static_cast<int>(qs[j] >> 4) - 8);
+      y[j] = static_cast<T>(d * static_cast<float>(static_cast<int>(qs[j] & 0x0F) - 8));
+      y[j + kQK / 2] = static_cast<T>(d * static_cast<float>(static_cast<int>(qs[j] >> 4) - 8));
     }
   });
 }
 
 // Block: fp16 d, fp16 m, 16 bytes of nibbles as in Q4_0.
-void dequantize_q4_1(const unsigned char* data, int64_t blocks, float* out) {
+template <class T>
+void dequantize_q4_1(const unsigned char* data, int64_t blocks, T* out) {
   for_blocks(blocks, [&](int64_t b) {
     const unsigned char* block = data + b * 20;
     const float d = half_at(block);
     const float m = half_at(block + 2);
     const unsigned char* qs = block + 4;
-    float* y = out + b * kQK;
+    T* y = out + b * kQK;
     for (int j = 0; j < kQK / 2; ++j) {
-      y[j] = d * static_cast<float>(qs[j] & 0x0F) + m;
-      y[j + kQK / 2] = d * static_cast<float>(qs[j] >> 4) + m;
+      y[j] = static_cast<T>(d * static_cast<float>(qs[j] & 0x0F) + m);
+      y[j + kQK / 2] = static_cast<T>(d * static_cast<float>(qs[j] >> 4) + m);
     }
   });
 }
+
+#define FFNSHAPE_GGUF_INSTANTIATE(T)                                                 \
+  template void dequantize_q8_0<T>(const unsigned char*, int64_t, T*);               \
+  template void dequantize_q4_0<T>(const unsigned char*, int64_t, T*);               \
+  template void dequantize_q4_1<T>(const unsigned char*, int64_t, T*);
+FFNSHAPE_GGUF_INSTANTIATE(float)
+FFNSHAPE_GGUF_INSTANTIATE(c10::BFloat16)
+FFNSHAPE_GGUF_INSTANTIATE(c10::Half)
 
 }  // namespace ffnshape::interop::detail

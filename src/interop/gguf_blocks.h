@@ -16,11 +16,15 @@ struct GgmlLayout {
 // The layout of a ggml type id (ggml.h and the gguf package's GGML_QUANT_SIZES).
 GgmlLayout ggml_layout(uint32_t type);
 
-// Each writes `blocks` x 32 float32 values from `blocks` consecutive blocks at `data`, with the
-// gguf package's arithmetic (fp16 scales widened exactly; products and sums rounded separately,
-// never fused). Parallel over blocks.
-void dequantize_q8_0(const unsigned char* data, int64_t blocks, float* out);
-void dequantize_q4_0(const unsigned char* data, int64_t blocks, float* out);
-void dequantize_q4_1(const unsigned char* data, int64_t blocks, float* out);
+// Each writes `blocks` x 32 values from `blocks` consecutive blocks at `data`, computed in float32
+// with the gguf package's arithmetic (fp16 scales widened exactly; products and sums rounded
+// separately, never fused), then rounded to T (float, c10::BFloat16 or c10::Half) as torch's
+// conversion does: no float32 tensor in between. Parallel over blocks.
+template <class T>
+void dequantize_q8_0(const unsigned char* data, int64_t blocks, T* out);
+template <class T>
+void dequantize_q4_0(const unsigned char* data, int64_t blocks, T* out);
+template <class T>
+void dequantize_q4_1(const unsigned char* data, int64_t blocks, T* out);
 
 }  // namespace ffnshape::interop::detail
