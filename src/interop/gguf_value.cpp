@@ -99,43 +99,33 @@ std::string GgufValue::describe() const {
 }
 
 GgufValue GgufValue::of_integer(GgufType type, int64_t value) {
-  GgufValue v;
-  v.type_ = type;
+  GgufValue v(type);
   v.int_ = value;
   return v;
 }
 
 GgufValue GgufValue::of_unsigned(uint64_t value) {
-  GgufValue v;
-  v.type_ = GgufType::uint64;
+  GgufValue v(GgufType::uint64);
   v.uint_ = value;
   return v;
 }
 
 GgufValue GgufValue::of_float(GgufType type, double value) {
-  GgufValue v;
-  v.type_ = type;
+  GgufValue v(type);
   v.float_ = value;
   return v;
 }
 
-GgufValue GgufValue::of_bool(bool value) {
-  GgufValue v;
-  v.type_ = GgufType::boolean;
-  v.int_ = value ? 1 : 0;
-  return v;
-}
+GgufValue GgufValue::of_bool(bool value) { return of_integer(GgufType::boolean, value ? 1 : 0); }
 
 GgufValue GgufValue::of_string(std::string value) {
-  GgufValue v;
-  v.type_ = GgufType::string;
+  GgufValue v(GgufType::string);
   v.string_ = std::move(value);
   return v;
 }
 
 GgufValue GgufValue::of_array(GgufType element_type, std::vector<GgufValue> elements) {
-  GgufValue v;
-  v.type_ = GgufType::array;
+  GgufValue v(GgufType::array);
   v.element_type_ = element_type;
   v.elements_ = std::move(elements);
   return v;

@@ -57,6 +57,8 @@ class GgufValue {
   static GgufValue of_array(GgufType element_type, std::vector<GgufValue> elements);
 
  private:
+  explicit GgufValue(GgufType type) : type_(type) {}
+
   GgufType type_ = GgufType::uint8, element_type_ = GgufType::uint8;
   int64_t int_ = 0;
   uint64_t uint_ = 0;  // uint64 values
