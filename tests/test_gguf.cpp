@@ -1,6 +1,7 @@
 // GGUF reading: metadata of every value type, tensor infos, and dequantization bit for bit equal to
 // the gguf package's (tests/fixtures/gguf, written by tests/gguf_reference.py); malformed files refused
-// with a DataError naming the problem, never read out of bounds.
+// with a DataError naming the problem, never read out of bounds. Regenerate the fixtures with
+//   .venv/bin/python tests/gguf_reference.py fixtures tests/fixtures/gguf
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -46,7 +46,7 @@ class GgufValue {
   std::vector<std::string> strings() const;     // an array of strings
   std::vector<int64_t> integers() const;        // an array of integers
   std::vector<float> floats() const;            // an array of numbers, as float
-  std::string describe() const;                 // "uint32", "array of 49152 string", ...
+  std::string describe() const;                 // "uint32", "an array of 49152 string", ...
 
   // Construction, for the reader.
   static GgufValue of_integer(GgufType type, int64_t value);
