@@ -54,6 +54,9 @@ set(FFNSHAPE_SOURCES
   src/interop/hf_export.cpp
   src/interop/imported_run.cpp
   src/interop/gguf_import.cpp
+  src/interop/gguf_value.cpp
+  src/interop/gguf_blocks.cpp
+  src/interop/gguf.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp

