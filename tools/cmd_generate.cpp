@@ -1,5 +1,5 @@
 // ffnshape generate RUN (--prompt TEXT | --prompt-tokens 5,17,42) [--max-tokens N] [--temperature T]
-//                   [--top-k K] [--top-p P] [--seed S] [--no-cache] [--json]
+//                   [--top-k K] [--top-p P] [--seed S] [--stop-token ID] [--no-cache] [--json]
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -21,6 +21,7 @@ struct GenerateCliOptions {
   nn::SamplingOptions sampling;
   bool no_cache = false;
   bool json = false;
+  int64_t stop_token = -1;
 };
 
 std::vector<int64_t> parse_token_list(const std::string& text, int64_t vocab_size) {
@@ -61,6 +62,7 @@ int run_generate(GenerateCliOptions& o) {
     for (auto id : tokenizer->encode(o.prompt)) prompt.push_back(id);
   }
   if (tokenizer && tokenizer->eos_id() >= 0) o.sampling.stop_token = tokenizer->eos_id();
+  if (o.stop_token >= 0) o.sampling.stop_token = o.stop_token;
   o.sampling.use_cache = !o.no_cache;
   const auto tokens = nn::generate(trained.model, prompt, o.sampling);
   // Decoded together with the prompt, so that the first new word keeps its leading space.
@@ -99,6 +101,8 @@ Subcommand add_generate_command(CLI::App& app) {
   sub->add_option("--top-k", o->sampling.top_k, "Sample among the K most likely tokens")->check(CLI::NonNegativeNumber);
   sub->add_option("--top-p", o->sampling.top_p, "Nucleus sampling threshold in (0, 1]")->check(CLI::Range(1e-9, 1.0));
   sub->add_option("--seed", o->sampling.seed, "Sampling seed (default 0)");
+  sub->add_option("--stop-token", o->stop_token, "Stop after this token id (default: the tokenizer's EOS, if any)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence per token (a check of the KV cache)");
   sub->add_flag("--json", o->json, "Print JSON: prompt_tokens, tokens and text (with a tokenizer)");
   return {sub, [o] { return run_generate(*o); }};
