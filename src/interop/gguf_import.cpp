@@ -91,15 +91,10 @@ HfImportReport import_gguf(const std::string& path, const std::string& run_dir, 
     if (!used.count(name)) unexpected.push_back(name);
   }
   if (!missing.empty() || !wrong.empty() || !unexpected.empty()) {
-    auto list = [](const std::vector<std::string>& v) {
-      std::string s;
-      for (size_t i = 0; i < v.size() && i < 6; ++i) s += (i ? ", " : "") + v[i];
-      return s + (v.size() > 6 ? ", ... (" + std::to_string(v.size()) + " in all)" : "");
-    };
     throw DataError("the tensors of '" + path + "' do not fit the model its metadata describes:" +
-                    (missing.empty() ? "" : "\n  missing: " + list(missing)) +
-                    (wrong.empty() ? "" : "\n  wrong shapes: " + list(wrong)) +
-                    (unexpected.empty() ? "" : "\n  map to nothing: " + list(unexpected)) +
+                    (missing.empty() ? "" : "\n  missing: " + first_names(missing)) +
+                    (wrong.empty() ? "" : "\n  wrong shapes: " + first_names(wrong)) +
+                    (unexpected.empty() ? "" : "\n  map to nothing: " + first_names(unexpected)) +
                     "\n  fix: give an unmodified llama.cpp conversion of a llama-architecture model");
   }
   {
@@ -121,9 +116,8 @@ HfImportReport import_gguf(const std::string& path, const std::string& run_dir, 
   report.tensors = static_cast<int64_t>(names.size());
   report.parameters = model->num_parameters();
   const auto tokenizer_model = g.has("tokenizer.ggml.model") ? g.string("tokenizer.ggml.model") : std::string("none");
-  report.tokenizer = "embedded " + tokenizer_model + " vocabulary of " +
-                     std::to_string(g.has("tokenizer.ggml.tokens") ? g.strings("tokenizer.ggml.tokens").size() : 0) +
-                     " tokens: not kept (ffnshape reads SentencePiece .model files); give prompts as token ids";
+  report.tokenizer = "embedded " + tokenizer_model + " vocabulary: not kept (ffnshape reads SentencePiece .model "
+                     "files); give prompts as token ids";
   write_imported_run(report.config, model, run_dir,
                      {{"format", "gguf"}, {"source", fs::absolute(path).string()}, {"dtype", to_string(options.dtype)},
                       {"tokenizer", report.tokenizer}});

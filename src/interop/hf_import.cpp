@@ -39,14 +39,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 }
 
 // "a, b, c and 4 more"
-std::string first_names(const std::vector<std::string>& names) {
-  std::string s;
-  const size_t shown = std::min<size_t>(names.size(), 6);
-  for (size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + names[i];
-  if (names.size() > shown) s += " and " + std::to_string(names.size() - shown) + " more";
-  return s;
-}
-
 // Buffers some exporters save beside the weights; they are recomputed, never read.
 bool is_derived_buffer(const std::string& name) { return name.find("rotary_emb.inv_freq") != std::string::npos; }
 

@@ -1,5 +1,7 @@
 #include "hf_names.h"
 
+#include <algorithm>
+
 namespace ffnshape::interop {
 
 std::vector<TensorName> hf_tensor_names(const ModelConfig& m) {
@@ -29,6 +31,14 @@ std::vector<TensorName> hf_tensor_names(const ModelConfig& m) {
   names.push_back({"model.norm.weight", "norm.weight"});
   if (!m.tie_embeddings) names.push_back({"lm_head.weight", "lm_head.weight"});
   return names;
+}
+
+std::string first_names(const std::vector<std::string>& names) {
+  std::string s;
+  const size_t shown = std::min<size_t>(names.size(), 6);
+  for (size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > shown) s += " and " + std::to_string(names.size() - shown) + " more";
+  return s;
 }
 
 }  // namespace ffnshape::interop

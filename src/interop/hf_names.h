@@ -29,4 +29,7 @@ struct TensorName {
 // Every parameter of a TransformerLM built from `config`, in model order.
 std::vector<TensorName> hf_tensor_names(const ModelConfig& config);
 
+// "a, b, c, d, e, f and 3 more": the first names of a list, for error messages.
+std::string first_names(const std::vector<std::string>& names);
+
 }  // namespace ffnshape::interop
