@@ -57,6 +57,7 @@ set(FFNSHAPE_SOURCES
   src/interop/gguf_value.cpp
   src/interop/gguf_blocks.cpp
   src/interop/gguf.cpp
+  src/interop/sentencepiece_model.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp

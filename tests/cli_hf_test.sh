@@ -113,6 +113,58 @@ grep -q '"eos_token_id": 2' "$tmp/x_tok/config.json" || fail "export writes the 
 expect 0 "import with a tokenizer" -- "$FFNSHAPE" import "$tmp/x_tok" --out "$tmp/b_tok"
 grep -q "tokenizer: $tmp/b_tok/tokenizer.model" "$tmp/b_tok/config.yaml" || fail "import sets data.tokenizer"
 cmp -s "$tmp/tok/tokenizer.model" "$tmp/b_tok/tokenizer.model" || fail "import copies tokenizer.model"
+# transformers reads the exported tokenizer (tokenizer_config.json) as ffnshape encodes: the same ids
+# (texts that begin with whitespace aside: transformers' Metaspace prepends no second "▁") and the
+# same text back.
+"$PYTHON" - "$tmp/x_tok" <<'PY' || fail "transformers' tokenizer of the export differs from SentencePiece's"
+import json, sys
+import sentencepiece, transformers
+folder = sys.argv[1]
+config = json.load(open(folder + "/tokenizer_config.json"))
+assert (config["bos_token"], config["eos_token"], config["unk_token"], config["add_bos_token"]) == ("<s>", "</s>", "<unk>", False), config
+sp = sentencepiece.SentencePieceProcessor(model_file=folder + "/tokenizer.model")
+hf = transformers.AutoTokenizer.from_pretrained(folder)
+texts = ["alpha beta gamma", "delta\n\nepsilon  zeta.", "Émile's café — 3.14 ✓ 日本", "kappaiota eta", "theta "]
+for text in texts:
+    ids = sp.encode(text)
+    assert hf(text)["input_ids"] == ids, (text, hf(text)["input_ids"], ids)
+    assert hf.decode(ids) == sp.decode(ids) == text, (text, hf.decode(ids))
+print(f"  transformers' LlamaTokenizer of the export: the ids and text of SentencePiece on {len(texts)} texts")
+PY
+# A GGUF file's embedded llama (SentencePiece) vocabulary becomes the run's tokenizer.model: the export
+# converted as llama.cpp does (gguf's SentencePieceVocab) imports with the same pieces, scores, types
+# and special ids, encodes every text as the original model, and gives the same logits.
+"$PYTHON" "$here/gguf_reference.py" from_hf "$tmp/x_tok" "$tmp/tok.gguf" || fail "gguf_reference.py from_hf"
+expect 0 "import a GGUF with a llama vocabulary" -- "$FFNSHAPE" import "$tmp/tok.gguf" --out "$tmp/g_tok"
+contains "-> tokenizer.model" "$out" "the embedded vocabulary is kept"
+grep -q "tokenizer: $tmp/g_tok/tokenizer.model" "$tmp/g_tok/config.yaml" || fail "GGUF import sets data.tokenizer"
+"$MODEL_PROBE" diff "$tmp/g_tok" "$tmp/t_tok" >"$tmp/diff" || fail "model_probe diff (GGUF with vocabulary)"
+contains "max_abs_diff 0" "$(cat "$tmp/diff")" "GGUF round trip gives the same model"
+"$PYTHON" - "$tmp/tok/tokenizer.model" "$tmp/g_tok/tokenizer.model" <<'PY' || fail "the tokenizer rebuilt from GGUF differs"
+import random, sys
+import sentencepiece
+a, b = (sentencepiece.SentencePieceProcessor(model_file=f) for f in sys.argv[1:3])
+assert b.vocab_size() == 320  # llama.cpp pads the vocabulary to the model's 320 rows with unused pieces
+assert all(b.IsUnused(i) and b.IdToPiece(i) == f"[PAD{i}]" for i in range(a.vocab_size(), 320))
+for i in range(a.vocab_size()):
+    assert (a.IdToPiece(i), a.GetScore(i), a.IsControl(i), a.IsUnknown(i), a.IsByte(i)) == \
+           (b.IdToPiece(i), b.GetScore(i), b.IsControl(i), b.IsUnknown(i), b.IsByte(i)), i
+assert (a.bos_id(), a.eos_id(), a.unk_id(), a.pad_id()) == (b.bos_id(), b.eos_id(), b.unk_id(), b.pad_id())
+r = random.Random(5)
+words = "alpha beta gamma delta epsilon zeta eta theta iota kappa Émile café — ✓ 日本 \n  x".split(" ")
+texts = [" ".join(r.choice(words) for _ in range(r.randint(1, 30))) for _ in range(200)] + [" lead", "", "  two"]
+for text in texts:
+    assert a.encode(text) == b.encode(text), text
+    assert b.decode(b.encode(text)) == a.decode(a.encode(text)), text
+print(f"  GGUF vocabulary -> tokenizer.model: {a.vocab_size()} pieces as the original (+ {320 - a.vocab_size()} padding); "
+      f"{len(texts)} texts encode alike")
+PY
+expect 0 "generate from the GGUF import with a text prompt" -- "$FFNSHAPE" generate "$tmp/g_tok" --prompt "alpha beta" --max-tokens 4 --json
+contains '"text"' "$out" "a text prompt through the rebuilt tokenizer"
+"$PYTHON" "$here/gguf_reference.py" from_hf "$tmp/x_tok" "$tmp/bad_types.gguf" --bad-types || fail "gguf_reference.py --bad-types"
+expect 2 "a GGUF vocabulary with one type too few" -- "$FFNSHAPE" import "$tmp/bad_types.gguf" --out "$tmp/g_bad"
+contains "not a valid SentencePiece vocabulary" "$err" "bad vocabulary named"
+[ ! -e "$tmp/g_bad" ] || fail "nothing written for a bad vocabulary"
 cp -r "$tmp/hf_llama_gqa" "$tmp/hf_json_tok" && echo '{"model": {"type": "BPE"}}' >"$tmp/hf_json_tok/tokenizer.json"
 expect 0 "import with tokenizer.json only" -- "$FFNSHAPE" import "$tmp/hf_json_tok" --out "$tmp/run_json_tok"
 contains "not SentencePiece" "$out" "tokenizer.json is reported, not recorded"

@@ -12,7 +12,15 @@ own Python library), independently of ffnshape.
         DIR/hashes.txt: "name numel hash" for every tensor of FILE, hash = the sum over i of
         bits(x_i) * (2 i + 1) mod 2^64, x the float32 values gguf.quants.dequantize gives and bits their
         uint32 patterns; DIR/reference.gguf: the float32 values of the tensors NAME.
+
+    python gguf_reference.py from_hf HF_DIR FILE [--bad-types]
+        FILE: the Hugging Face llama folder HF_DIR (fp32 safetensors, tokenizer.model) as llama.cpp's
+        converter writes it: llama.* metadata, F32 tensors under llama.cpp's names with the q / k rows
+        in its RoPE order, and the SentencePiece vocabulary as the gguf package's SentencePieceVocab and
+        SpecialVocab read it, padded with unused [PADi] pieces to the model's vocab_size. --bad-types writes one token type fewer than there are tokens.
 """
+import json
+import pathlib
 import sys
 
 import numpy as np
@@ -112,8 +120,68 @@ def model(path, out_dir, names):
     ref.close()
 
 
+def llama_cpp_name(hf):
+    renames = [("self_attn.q_proj", "attn_q"), ("self_attn.k_proj", "attn_k"), ("self_attn.v_proj", "attn_v"),
+               ("self_attn.o_proj", "attn_output"), ("input_layernorm", "attn_norm"),
+               ("post_attention_layernorm", "ffn_norm"), ("mlp.gate_proj", "ffn_gate"), ("mlp.up_proj", "ffn_up"),
+               ("mlp.down_proj", "ffn_down")]
+    fixed = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight",
+             "lm_head.weight": "output.weight"}
+    if hf in fixed:
+        return fixed[hf]
+    name = hf.replace("model.layers.", "blk.")
+    for a, b in renames:
+        name = name.replace(a, b)
+    return name
+
+
+def rope_permute(w, heads):  # as llama.cpp's convert_hf_to_gguf.py: half-split rows -> adjacent pairs
+    return w.reshape(heads, 2, w.shape[0] // heads // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def from_hf(hf_dir, path, bad_types=False):
+    from safetensors.numpy import load_file
+    hf_dir = pathlib.Path(hf_dir)
+    c = json.load(open(hf_dir / "config.json"))
+    heads, kv_heads = c["num_attention_heads"], c.get("num_key_value_heads", c["num_attention_heads"])
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_context_length(c["max_position_embeddings"])
+    w.add_embedding_length(c["hidden_size"])
+    w.add_block_count(c["num_hidden_layers"])
+    w.add_feed_forward_length(c["intermediate_size"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv_heads)
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    w.add_rope_freq_base(c.get("rope_theta", c.get("rope_parameters", {}).get("rope_theta", 10000.0)))
+    w.add_vocab_size(c["vocab_size"])
+    vocab = gguf.vocab.SentencePieceVocab(hf_dir)
+    tokens, scores, types = (list(x) for x in zip(*vocab.all_tokens()))
+    for i in range(len(tokens), c["vocab_size"]):  # the model's rows past the vocabulary, padded as llama.cpp pads them
+        tokens.append(f"[PAD{i}]".encode())
+        scores.append(-1000.0)
+        types.append(gguf.TokenType.UNUSED)
+    w.add_tokenizer_model(vocab.tokenizer_model)
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types[:-1] if bad_types else types)
+    gguf.vocab.SpecialVocab(hf_dir, n_vocab=len(tokens)).add_to_gguf(w)
+    for name, t in load_file(hf_dir / "model.safetensors").items():
+        t = t.astype(np.float32)
+        if name.endswith("q_proj.weight"):
+            t = rope_permute(t, heads)
+        if name.endswith("k_proj.weight"):
+            t = rope_permute(t, kv_heads)
+        w.add_tensor(llama_cpp_name(name), t)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "fixtures":
         fixtures(sys.argv[2])
+    elif sys.argv[1] == "from_hf":
+        from_hf(sys.argv[2], sys.argv[3], "--bad-types" in sys.argv[4:])
     else:
         model(sys.argv[2], sys.argv[3], set(sys.argv[4:]))

@@ -2,12 +2,16 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "ffnshape/interop/gguf.h"
 #include "ffnshape/interop/imported_run.h"
 #include "ffnshape/train/data_error.h"
+#include "../common/text_file.h"
+#include "ffnshape/train/tokenizer.h"
 #include "hf_names.h"
+#include "sentencepiece_model.h"
 
 namespace fs = std::filesystem;
 
@@ -63,6 +67,40 @@ ModelConfig model_from_metadata(const GgufFile& g) {
   return m;
 }
 
+// The embedded vocabulary as a SentencePiece model: llama.cpp's "llama" tokenizer is SentencePiece's
+// (pieces with scores and types, merged by score), so it is rebuilt exactly. Other tokenizers (gpt2,
+// i.e. byte-level BPE with merges) have no SentencePiece form. Returns the model file's bytes, or
+// nothing; `description` says which, in words, for the report.
+std::optional<std::string> sentencepiece_from_gguf(const GgufFile& g, std::string& description) {
+  const auto kind = g.has("tokenizer.ggml.model") ? g.string("tokenizer.ggml.model") : std::string("none");
+  if (kind != "llama") {
+    description = "embedded " + kind + " vocabulary: not kept (only llama-type, i.e. SentencePiece, vocabularies are); "
+          "give prompts as token ids";
+    return std::nullopt;
+  }
+  SentencePieceVocab v;
+  v.pieces = g.strings("tokenizer.ggml.tokens");
+  v.scores = g.has("tokenizer.ggml.scores") ? g.floats("tokenizer.ggml.scores") : std::vector<float>(v.pieces.size(), 0.0f);
+  try {
+    v.types = g.has("tokenizer.ggml.token_type") ? piece_types(g.integers("tokenizer.ggml.token_type"))
+                                                  : std::vector<PieceType>(v.pieces.size(), PieceType::normal);
+    auto id = [&](const char* key, int fallback) { return g.has(key) ? static_cast<int>(g.integer(key)) : fallback; };
+    v.unk_id = id("tokenizer.ggml.unknown_token_id", 0);
+    v.bos_id = id("tokenizer.ggml.bos_token_id", -1);
+    v.eos_id = id("tokenizer.ggml.eos_token_id", -1);
+    v.pad_id = id("tokenizer.ggml.padding_token_id", -1);
+    if (v.pad_id == v.unk_id || v.pad_id == v.bos_id || v.pad_id == v.eos_id) v.pad_id = -1;  // a reuse, not a piece of its own
+    v.add_dummy_prefix = !g.has("tokenizer.ggml.add_space_prefix") || g.boolean("tokenizer.ggml.add_space_prefix");
+    auto bytes = sentencepiece_model_bytes(v);
+    description = "embedded llama vocabulary (" + std::to_string(v.pieces.size()) +
+                  " pieces) -> tokenizer.model (SentencePiece); data.tokenizer points at it";
+    return bytes;
+  } catch (const std::invalid_argument& e) {
+    throw DataError("the embedded llama vocabulary of '" + g.path() + "' is not a valid SentencePiece vocabulary: " + e.what() +
+                    "\n  fix: give an unmodified llama.cpp conversion");
+  }
+}
+
 }  // namespace
 
 HfImportReport import_gguf(const std::string& path, const std::string& run_dir, const HfImportOptions& options) {
@@ -115,12 +153,15 @@ HfImportReport import_gguf(const std::string& path, const std::string& run_dir, 
   report.config.train.precision = options.dtype;
   report.tensors = static_cast<int64_t>(names.size());
   report.parameters = model->num_parameters();
-  const auto tokenizer_model = g.has("tokenizer.ggml.model") ? g.string("tokenizer.ggml.model") : std::string("none");
-  report.tokenizer = "embedded " + tokenizer_model + " vocabulary: not kept (ffnshape reads SentencePiece .model "
-                     "files); give prompts as token ids";
+  const auto sentencepiece = sentencepiece_from_gguf(g, report.tokenizer);
+  if (sentencepiece) report.config.data.tokenizer = (fs::absolute(run_dir) / "tokenizer.model").string();
   write_imported_run(report.config, model, run_dir,
                      {{"format", "gguf"}, {"source", fs::absolute(path).string()}, {"dtype", to_string(options.dtype)},
                       {"tokenizer", report.tokenizer}});
+  if (sentencepiece) {
+    write_text_file(report.config.data.tokenizer, *sentencepiece);
+    Tokenizer::load(report.config.data.tokenizer);  // libsentencepiece's own check of what was written
+  }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

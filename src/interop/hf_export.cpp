@@ -14,6 +14,22 @@
 namespace fs = std::filesystem;
 
 namespace ffnshape::interop {
+namespace {
+
+// tokenizer_config.json for transformers' LlamaTokenizer over our tokenizer.model: the special pieces
+// by name, and no BOS / EOS added on encode, because ffnshape encodes text (data prepare, eval,
+// generate) without them.
+nlohmann::json hf_tokenizer_config(const Tokenizer& tok, int64_t max_seq_len) {
+  nlohmann::json c = {{"tokenizer_class", "LlamaTokenizer"}, {"add_bos_token", false}, {"add_eos_token", false},
+                      {"clean_up_tokenization_spaces", false}, {"legacy", false}, {"model_max_length", max_seq_len},
+                      {"unk_token", tok.piece(tok.unk_id())}};
+  if (tok.bos_id() >= 0) c["bos_token"] = tok.piece(tok.bos_id());
+  if (tok.eos_id() >= 0) c["eos_token"] = tok.piece(tok.eos_id());
+  if (tok.pad_id() >= 0) c["pad_token"] = tok.piece(tok.pad_id());
+  return c;
+}
+
+}  // namespace
 
 HfExportReport export_hf(const std::string& run, const std::string& out_dir, const HfExportOptions& options) {
   check_new_run_dir(out_dir);
@@ -34,9 +50,11 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
   int bos = -1, eos = -1, pad = -1;
   const std::string& tokenizer = trained.config.data.tokenizer;
   report.tokenizer_copied = !tokenizer.empty() && fs::is_regular_file(tokenizer);
+  nlohmann::json tokenizer_config;
   if (report.tokenizer_copied) {
     const auto tok = Tokenizer::load(tokenizer);
     bos = tok.bos_id(), eos = tok.eos_id(), pad = tok.pad_id();
+    tokenizer_config = hf_tokenizer_config(tok, m.max_seq_len);
   }
 
   fs::create_directories(out_dir);
@@ -47,7 +65,12 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
     config << hf_config_from_model(m, dtype == torch::kFloat ? "float32" : "bfloat16", bos, eos, pad).dump(2) << "\n";
     if (!config) throw std::runtime_error("cannot write '" + (out / "config.json").string() + "'");
   }
-  if (report.tokenizer_copied) fs::copy_file(tokenizer, out / "tokenizer.model");
+  if (report.tokenizer_copied) {
+    fs::copy_file(tokenizer, out / "tokenizer.model");
+    std::ofstream config(out / "tokenizer_config.json");
+    config << tokenizer_config.dump(2) << "\n";
+    if (!config) throw std::runtime_error("cannot write '" + (out / "tokenizer_config.json").string() + "'");
+  }
   return report;
 }
 

@@ -258,5 +258,12 @@ int Tokenizer::unk_id() const { return sp_->unk_id(); }
 int Tokenizer::bos_id() const { return sp_->bos_id(); }
 int Tokenizer::eos_id() const { return sp_->eos_id(); }
 int Tokenizer::pad_id() const { return sp_->pad_id(); }
+std::string Tokenizer::piece(int id) const {
+  if (id < 0 || id >= vocab_size()) {
+    throw DataError("token id " + std::to_string(id) + " is outside the " + std::to_string(vocab_size()) +
+                    "-piece vocabulary of '" + model_path_ + "'");
+  }
+  return sp_->IdToPiece(id);
+}
 
 }  // namespace ffnshape

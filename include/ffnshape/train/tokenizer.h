@@ -42,6 +42,8 @@ class Tokenizer {
   int bos_id() const;  // -1 when the model has none
   int eos_id() const;  // -1 when the model has none
   int pad_id() const;  // -1 when the model has none
+  // The piece's text as the model stores it ("<s>", "▁the", "<0x0A>"); DataError outside the vocabulary.
+  std::string piece(int id) const;
   const std::string& model_path() const { return model_path_; }
 
  private:
