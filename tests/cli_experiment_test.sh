@@ -119,6 +119,35 @@ assert anti == topo[::-1], (topo, anti)
 PY
 contains "topo:" "$(cat "$tmp/geo/report.md")" "the report lists the scheduled widths"
 
+# A profile seed outside the evaluated seeds: the reference trains once more for the profile alone,
+# and that run stays out of the results (no evaluated seed saw its own profile).
+sed -e 's/tokens: 64,/tokens: 64, seed: 9,/' "$tmp/geo.yaml" >"$tmp/geo9.yaml"
+expect 0 "geometry experiment, profile seed 9" -- "$FFNSHAPE" experiment "$tmp/geo9.yaml" --run-root "$tmp/geo9"
+python3 - "$tmp/geo9" <<'PY' || fail "a profile seed outside the seeds"
+import csv, json, sys
+root = sys.argv[1]
+p = json.load(open(root + "/profile.json"))
+assert "/uniform/seed-9/" in p["provenance"]["checkpoint"], p["provenance"]
+rows = list(csv.DictReader(open(root + "/results.csv")))
+assert sorted((r["arm"], r["seed"]) for r in rows) == [("anti", "1"), ("topo", "1"), ("uniform", "1")], rows
+report = open(root + "/report.md").read()
+assert "work profile of uniform seed 9, a run outside the evaluated seeds" in report, report
+PY
+
+# A uniform schedule written out as explicit widths is the plain model: the same run bit for bit.
+expect 0 "plain run" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/plain" --set train.steps=20
+expect 0 "explicit uniform widths" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/explicit" --set train.steps=20 \
+  --set 'model.ffn.widths=[64,64,64]'
+grep -q "widths: \[64, 64, 64\]" "$tmp/explicit/config.yaml" || fail "explicit widths recorded"
+cmp -s "$tmp/plain/checkpoints/step_00000020/model.pt" "$tmp/explicit/checkpoints/step_00000020/model.pt" ||
+  fail "explicit uniform widths give other weights than the plain run"
+python3 - "$tmp/plain/metrics.jsonl" "$tmp/explicit/metrics.jsonl" <<'PY' || fail "explicit uniform widths give other losses"
+import json, sys
+a, b = ([json.loads(l) for l in open(f)] for f in sys.argv[1:3])
+strip = lambda rows: [{k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s", "time", "mfu", "eta_s", "peak_memory_bytes")} for r in rows]
+assert strip(a) == strip(b), (a[-1], b[-1])
+PY
+
 # profile and schedule on their own, on the reference run of that experiment.
 expect 0 "profile with diagnostics" -- "$FFNSHAPE" profile "$tmp/geo/uniform/seed-1" --out "$tmp/p.json" --tokens 48 \
   --perturb ablate,scale:0.5 --additivity --eval-batches 1

@@ -125,9 +125,6 @@ ExperimentSpec load_experiment(const std::string& path) {
     const auto* arm = arm_named(profile.arm);
     if (!arm) throw p.error("arm", "names no arm ('" + profile.arm + "')", "use one of the arm names");
     if (!arm->schedule.empty()) throw p.error("arm", "'" + profile.arm + "' has a schedule", "profile a uniform arm");
-    if (std::find(spec.seeds.begin(), spec.seeds.end(), profile.seed) == spec.seeds.end()) {
-      throw p.error("seed", "is not one of the experiment's seeds", "profile the run of one of the seeds");
-    }
     if (profile.tokens < 3) throw p.error("tokens", "must be at least 3", "512 is the usual N");
     profile.ph_threshold = p.get("ph_threshold", profile.ph_threshold);
     if (!(profile.ph_threshold > 0 && profile.ph_threshold <= 1)) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -201,13 +202,14 @@ void write_results_csv(const std::string& run_root, const ExperimentSpec& spec, 
 std::string write_report(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
                          const std::vector<RunRecord>& records) {
   std::map<std::string, std::map<int64_t, double>> loss;
-  std::map<std::string, std::vector<double>> ppl, speed;
+  std::map<std::string, std::vector<double>> ppl, speed, wall;
   std::map<std::string, std::string> run_of;
   for (const auto& r : records) {
     if (!r.complete) continue;
     loss[r.arm][r.seed] = r.val_loss;
     ppl[r.arm].push_back(r.val_ppl);
     speed[r.arm].push_back(r.tokens_per_s);
+    wall[r.arm].push_back(r.wall_time_s / 60);
     if (!run_of.count(r.arm)) run_of[r.arm] = r.run_dir;
   }
   std::ostringstream md;
@@ -216,10 +218,15 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
      << " parameters" << (spec.budget.reference.empty() ? "" : " (the count of arm " + spec.budget.reference + ")")
      << ", tolerance " << spec.budget.tolerance * 100 << "%. Seeds:";
   for (auto s : spec.seeds) md << " " << s;
-  md << ". Base config: " << spec.base << ".\n\n";
-  md << "| arm | shape | params | attn / ffn | vs budget | val loss | val ppl | loss - " << spec.reference
-     << " [95% CI] | tokens/s | runs |\n";
-  md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  md << " (a seed sets both the initialisation and the data order). Base config: " << spec.base << ".";
+  if (spec.profile) {
+    const bool evaluated = std::count(spec.seeds.begin(), spec.seeds.end(), spec.profile->seed) > 0;
+    md << " Geometry schedules come from the work profile of " << spec.profile->arm << " seed " << spec.profile->seed
+       << (evaluated ? " (one of the evaluated runs)" : ", a run outside the evaluated seeds") << ".";
+  }
+  md << "\n\n| arm | shape | params | attn / ffn | vs budget | val loss | val ppl | loss - " << spec.reference
+     << " [95% CI] | tokens/s | min/run | runs |\n";
+  md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& p : plans) {
     const auto& name = p.spec.name;
     std::vector<double> losses;
@@ -248,7 +255,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
     md << "| " << name << " | " << shape << " | " << p.counts.total() << " | " << number(100 * p.counts.attention_share(), "%.1f")
        << "% / " << number(100 * p.counts.ffn_share(), "%.1f") << "% | " << number(100 * p.rel_error, "%+.5f") << "% | "
        << with_sd(l, "%.4f") << " | " << with_sd(pp, "%.2f") << " | " << diff << " | " << number(sp.mean, "%.0f") << " | "
-       << loss[name].size() << "/" << spec.seeds.size() << " |\n";
+       << number(mean_interval(wall[name]).mean, "%.1f") << " | " << loss[name].size() << "/" << spec.seeds.size() << " |\n";
   }
   md << "\nval loss and perplexity: mean ± standard deviation over seeds. The difference to " << spec.reference
      << " is paired by seed (same data order); an interval that excludes 0 is a difference the seeds resolve.\n";

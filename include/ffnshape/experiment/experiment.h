@@ -13,7 +13,10 @@
 //     tolerance: 1.0e-5              # relative (0.001%)
 //   reference: conventional          # the arm others are compared with (default: budget.reference, else the first)
 //   profile: {arm: conventional, tokens: 512}   # the run whose work profile guides geometry schedules;
-//                                    # also seed, ph_threshold (1), ph_memory (GiB, 2), ph_seconds (300),
+//                                    # also seed (default: the first of seeds; one outside seeds trains
+//                                    # an extra run of the arm that serves the profile alone and is kept
+//                                    # out of the results, so no evaluated seed saw its own profile),
+//                                    # ph_threshold (1), ph_memory (GiB, 2), ph_seconds (300),
 //                                    # topo_norm (linf | l2): as `ffnshape profile`'s flags
 //   tasks: [arc_easy.jsonl, piqa.jsonl]  # zero-shot tasks (eval/tasks.h; format from the file name),
 //                                    # scored after each run into RUN/tasks.json; needs data.tokenizer
@@ -60,7 +63,7 @@ struct BudgetSpec {
 
 struct ProfileSpec {
   std::string arm;        // the uniform reference arm that is profiled
-  int64_t seed = 0;       // its run to profile (default: the first seed)
+  int64_t seed = 0;       // its run to profile (default: the first seed; may lie outside the seeds)
   int64_t tokens = 512;
   double ph_threshold = 1.0;                 // topo: Rips edges up to this fraction of the largest distance
   geometry::PersistenceBudget ph_budget;     // per diagram
