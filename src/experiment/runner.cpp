@@ -21,6 +21,10 @@ namespace fs = std::filesystem;
 namespace ffnshape::experiment {
 namespace {
 
+// How long the ranks of a data-parallel experiment wait for each other at the start of a run: rank 0
+// profiles the reference and scores tasks between runs while the others are already waiting.
+constexpr double kBetweenRunsS = 3600;
+
 // The config one run trains: the arm's plan, its seed, and its schedule, which train() resolves into
 // widths (after the ranks of a data-parallel experiment meet, so rank 0's profile exists by then).
 RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& profile_path) {
@@ -121,6 +125,7 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
       train_options.run_dir = dir;
       train_options.resume = "auto";
       train_options.quiet = options.quiet || !writer;
+      train_options.join_timeout_s = std::max(plan->config.train.collective_timeout_s, kBetweenRunsS);
       try {
         const auto result = train(run_config_for(*plan, seed, profile_path), train_options);
         if (result.interrupted) {

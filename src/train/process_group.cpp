@@ -120,10 +120,27 @@ c10::intrusive_ptr<c10d::Backend> make_backend(const c10::intrusive_ptr<c10d::St
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
 }
 
+// Every rank checks in at the store and waits until all have, for up to `limit`: the one wait that
+// may be long (the ranks of an experiment meet again while rank 0 profiles or scores), so that the
+// backend's own setup, bounded by the collective timeout, starts with every rank present.
+void wait_for_all_ranks(c10d::Store& store, int world_size, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int64_t present = store.add("joined", 1);
+  while (present < world_size) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error(std::to_string(present) + " of " + std::to_string(world_size) + " ranks arrived");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    present = store.add("joined", 0);
+  }
+}
+
 }  // namespace
 
-ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device)
+ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device,
+                           std::chrono::milliseconds join_timeout)
     : impl_(std::make_unique<Impl>()) {
+  if (join_timeout.count() <= 0) join_timeout = timeout;
   impl_->device = device;
   impl_->rank = env.rank;
   impl_->world_size = env.world_size;
@@ -134,19 +151,21 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
   options.isServer = env.rank == 0 && !env.agent_store;
   options.numWorkers = env.agent_store ? std::nullopt : std::optional<std::size_t>(env.world_size);
   options.waitWorkers = !env.agent_store;
-  options.timeout = timeout;
+  options.timeout = join_timeout;
   try {
     // Keys of each group under their own prefix: a process may join several jobs in turn (an
     // experiment's runs), and torchrun's agent store outlives them all.
     static int generation = 0;
-    impl_->store = c10::make_intrusive<c10d::PrefixStore>(
-        "ffnshape/" + std::to_string(generation++),
-        c10::make_intrusive<c10d::TCPStore>(env.master_addr, options));
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    impl_->store = c10::make_intrusive<c10d::PrefixStore>("ffnshape/" + std::to_string(generation++), tcp);
+    wait_for_all_ranks(*impl_->store, env.world_size, join_timeout);
+    tcp->setTimeout(timeout);  // from here on a silent peer is an error after the collective timeout
+    impl_->store->setTimeout(timeout);
     impl_->backend = make_backend(impl_->store, env, device, timeout);
   } catch (const std::exception& e) {
     throw RendezvousError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
                            " could not join the job at " + env.master_addr + ":" + std::to_string(env.master_port) +
-                           " within " + std::to_string(timeout.count() / 1000) + " s: " + reason(e) +
+                           " within " + std::to_string(join_timeout.count() / 1000) + " s: " + reason(e) +
                            "\n  fix: check that every rank was started and that the port is free and reachable");
   }
 }

@@ -356,7 +356,7 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
 
 TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   // Ranks meet first: in an experiment, rank 0 may still be writing the profile a schedule reads.
-  Ranks ranks(read_distributed_env(), requested.train, resolve_device(requested.train.device));
+  Ranks ranks(read_distributed_env(), requested.train, resolve_device(requested.train.device), options.join_timeout_s);
   RunConfig config = requested;
   schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
   check_run_config(config, options);

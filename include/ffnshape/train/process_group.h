@@ -45,8 +45,10 @@ class PendingCollective {
 class ProcessGroup {
  public:
   // Joins the job described by `env` (env.distributed() must hold) for tensors on `device`: Gloo for
-  // the CPU, NCCL for a CUDA device (this rank's GPU, made current).
-  ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device = torch::kCPU);
+  // the CPU, NCCL for a CUDA device (this rank's GPU, made current). Collectives fail after `timeout`;
+  // joining waits up to `join_timeout` for the other ranks (zero: `timeout`), RendezvousError after it.
+  ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device = torch::kCPU,
+               std::chrono::milliseconds join_timeout = std::chrono::milliseconds(0));
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;

@@ -21,6 +21,9 @@ struct TrainOptions {
   int64_t stop_at_step = 0;     // > 0: checkpoint and stop cleanly once this step is done (time slicing)
   bool install_signal_handlers = true;
   bool quiet = false;           // no console progress (tests)
+  // Data-parallel runs: how long the ranks wait for each other at the start; 0 means
+  // train.collective_timeout_s. Experiments wait longer: rank 0 profiles and scores between runs.
+  double join_timeout_s = 0;
 };
 
 struct TrainResult {
