@@ -116,7 +116,8 @@ SweepSpec load_sweep(const std::string& path) {
     for (const auto& arm : arms) {
       for (const auto& value : values) {
         ArmSpec point = arm;
-        point.name += (point.name.empty() ? "" : "_") + point_label(key, value);
+        if (!point.name.empty()) point.name += "_";
+        point.name += point_label(key, value);
         point.overrides.push_back(key + "=" + value);
         point.solve = spec.solve;
         next.push_back(point);

@@ -5,20 +5,52 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
 namespace ffnshape {
 
+namespace {
+
+// Broadcasts tensors of one dtype from rank 0 as one flat message and copies the result back.
+void broadcast_flat(const std::vector<torch::Tensor>& tensors, ProcessGroup& group) {
+  std::vector<torch::Tensor> pieces;
+  for (const auto& t : tensors) pieces.push_back(t.reshape(-1));
+  std::vector<torch::Tensor> flat{torch::cat(pieces)};
+  group.broadcast(flat, 0);
+  int64_t offset = 0;
+  for (const auto& t : tensors) {
+    t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
+    offset += t.numel();
+  }
+}
+
+}  // namespace
+
 void broadcast_parameters(torch::nn::Module& model, ProcessGroup& group) {
   torch::NoGradGuard no_grad;
+  // Messages of up to 256 MB per dtype (as DDP's initial sync), not one per tensor.
+  constexpr int64_t kMessageBytes = int64_t{256} << 20;
   std::vector<torch::Tensor> tensors;
-  for (auto& p : model.parameters()) tensors.push_back(p);
-  for (auto& b : model.buffers()) tensors.push_back(b);
+  for (auto& p : model.parameters()) tensors.push_back(p.data());
+  for (auto& b : model.buffers()) tensors.push_back(b.data());
+  std::map<torch::ScalarType, std::vector<torch::Tensor>> pending;
+  std::map<torch::ScalarType, int64_t> pending_bytes;
   for (auto& t : tensors) {
-    std::vector<torch::Tensor> one{t.data()};
-    group.broadcast(one, 0);
+    const auto type = t.scalar_type();
+    auto& list = pending[type];
+    if (!list.empty() && pending_bytes[type] + t.nbytes() > kMessageBytes) {
+      broadcast_flat(list, group);
+      list.clear();
+      pending_bytes[type] = 0;
+    }
+    list.push_back(t);
+    pending_bytes[type] += static_cast<int64_t>(t.nbytes());
+  }
+  for (auto& [type, list] : pending) {
+    if (!list.empty()) broadcast_flat(list, group);
   }
 }
 
