@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Plots of an ffnshape experiment or sweep, drawn to PNGs in its run root.
 
-    scripts/plot_experiment.py RUN_ROOT
+    scripts/plot_experiment.py RUN_ROOT [--reference ARM]
 
 Reads RUN_ROOT/results.csv (written by `ffnshape experiment` / `ffnshape sweep`) and each run's
 metrics.jsonl, and writes:
   val_curves.png   validation loss against step, one colour per arm (mean over seeds, seeds faint)
   final_loss.png   final validation loss per arm: mean with its 95% Student-t interval over seeds
+  paired_diff.png  with --reference: each arm's final loss minus the reference's, paired by seed,
+                   mean with its 95% Student-t interval (an interval clear of 0 is resolved)
 Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
 import csv
@@ -43,11 +45,59 @@ def val_curve(run_dir):
     return read_metrics(run_dir)[1]
 
 
+def mean_half_width(values):
+    """Mean and half-width of the 95% Student-t interval (0 for one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, (T975[n - 2] if n - 1 <= 30 else 1.96) * sd / math.sqrt(n)
+
+
+def final_losses(runs):
+    """{seed: final validation loss} of an arm's finished runs."""
+    return {r["seed"]: float(r["val_loss"]) for r in runs if r["complete"] == "1" and r["val_loss"]}
+
+
+def plot_paired(root, arms, reference):
+    ref = final_losses(arms.get(reference, []))
+    names, means, halves, counts = [], [], [], []
+    for arm, runs in arms.items():
+        if arm == reference:
+            continue
+        own = final_losses(runs)
+        diffs = [own[s] - ref[s] for s in own if s in ref]
+        if diffs:
+            mean, half = mean_half_width(diffs)
+            names.append(arm), means.append(mean), halves.append(half), counts.append(len(diffs))
+    if not names:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(names) + 1.6))
+    y = list(range(len(names)))[::-1]
+    ax.errorbar(means, y, xerr=halves, fmt="o", capsize=4, color="C0")
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{n} ({c} pair{'s' if c > 1 else ''})" for n, c in zip(names, counts)])
+    ax.set_xlabel(f"final validation loss - {reference} (paired by seed, mean, 95% CI)")
+    ax.set_title(f"{os.path.basename(os.path.normpath(root))}: difference to {reference}")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(os.path.join(root, "paired_diff.png"), dpi=110)
+    plt.close(fig)
+    return True
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    reference = None
+    if len(args) == 3 and args[1] == "--reference":
+        reference = args[2]
+        args = args[:1]
+    if len(args) != 1:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    root = sys.argv[1]
+    root = args[0]
     rows = read_results(root)
     arms = OrderedDict()
     for row in rows:
@@ -76,15 +126,10 @@ def main():
 
     names, means, halves = [], [], []
     for arm, runs in arms.items():
-        losses = [float(r["val_loss"]) for r in runs if r["complete"] == "1" and r["val_loss"]]
+        losses = list(final_losses(runs).values())
         if not losses:
             continue
-        n = len(losses)
-        mean = sum(losses) / n
-        half = 0.0
-        if n >= 2:
-            sd = math.sqrt(sum((v - mean) ** 2 for v in losses) / (n - 1))
-            half = (T975[n - 2] if n - 1 <= 30 else 1.96) * sd / math.sqrt(n)
+        mean, half = mean_half_width(losses)
         names.append(arm)
         means.append(mean)
         halves.append(half)
@@ -103,7 +148,9 @@ def main():
     fig.tight_layout()
     fig.savefig(os.path.join(root, "final_loss.png"), dpi=110)
     plt.close(fig)
-    print(f"wrote {os.path.join(root, 'val_curves.png')} and {os.path.join(root, 'final_loss.png')}")
+    paired = reference is not None and plot_paired(root, arms, reference)
+    print(f"wrote {os.path.join(root, 'val_curves.png')}, {os.path.join(root, 'final_loss.png')}"
+          + (f" and {os.path.join(root, 'paired_diff.png')}" if paired else ""))
 
 
 if __name__ == "__main__":

@@ -87,7 +87,8 @@ assert f"{m:+.4f} [{m - half:+.4f}, {m + half:+.4f}]" in report, report
 PY
 for f in results.csv report.md experiment.yaml; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
-  for f in val_curves.png final_loss.png; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
+  for f in val_curves.png final_loss.png paired_diff.png; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
+  grep -q "paired_diff.png" "$tmp/two/report.md" || fail "report.md shows the paired differences"
 fi
 
 # The geometry pipeline: train the reference, profile it, schedule from the profile, train the arm.

@@ -25,7 +25,9 @@ int run(const ExperimentCliOptions& o) {
   options.run_root = o.run_root.empty() ? (std::filesystem::path("runs") / spec.name).string() : o.run_root;
   options.only = o.only;
   options.dry_run = o.dry_run;
-  options.before_report = [](const std::string& root) { run_plot_script("plot_experiment.py", {root}); };
+  options.before_report = [&spec](const std::string& root) {
+    run_plot_script("plot_experiment.py", {root, "--reference", spec.reference});
+  };
   const auto plans = experiment::plan_experiment(spec);
   const bool reporter = read_distributed_env().rank == 0;  // of several ranks, rank 0 speaks
   if (reporter) std::cout << experiment::describe_plans(spec, plans) << std::flush;

@@ -27,7 +27,10 @@ std::string number(double v, const char* format = "%.4f") {
 
 std::string widths_text(const ModelConfig& m) {
   std::string out;
-  for (int64_t l = 0; l < m.n_layers; ++l) out += (l ? " " : "") + std::to_string(m.ffn_hidden(l));
+  for (int64_t l = 0; l < m.n_layers; ++l) {
+    if (l) out += " ";
+    out += std::to_string(m.ffn_hidden(l));
+  }
   return out;
 }
 
@@ -269,7 +272,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
       if (const auto m = trained_model(run_of[p.spec.name])) md << "- " << p.spec.name << ": " << widths_text(*m) << "\n";
     }
   }
-  for (const auto* plot : {"val_curves.png", "final_loss.png"}) {
+  for (const auto* plot : {"val_curves.png", "final_loss.png", "paired_diff.png"}) {
     if (fs::exists(fs::path(run_root) / plot)) md << "\n![" << plot << "](" << plot << ")\n";
   }
   write_text_file((fs::path(run_root) / "report.md").string(), md.str());
