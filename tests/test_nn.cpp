@@ -67,6 +67,35 @@ TEST(RMSNorm, MatchesFormula) {
   EXPECT_EQ(norm(x.to(torch::kBFloat16)).scalar_type(), torch::kBFloat16);
 }
 
+// The hand-written backward against autograd of the formula in double: input and weight gradients
+// of an fp32 input (fp32 rounding only), and of a bf16 input (gradient returned in bf16; the
+// gradient arriving at the bf16 output is itself rounded to bf16, as with any bf16 activation).
+TEST(RMSNorm, BackwardMatchesAutogradOfTheFormula) {
+  torch::manual_seed(1);
+  RMSNorm norm(16, 1e-5);
+  randomize(*norm);
+  const auto upstream = torch::randn({4, 7, 16});
+  auto reference = [&](const torch::Tensor& x) {  // autograd of the formula in double
+    auto xr = x.to(torch::kDouble).requires_grad_(true);
+    auto wr = norm->weight.detach().to(torch::kDouble).requires_grad_(true);
+    (rms(xr, wr, 1e-5) * upstream.to(x.scalar_type()).to(torch::kDouble)).sum().backward();
+    return std::make_pair(xr.grad(), wr.grad());
+  };
+  auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return ((a.to(torch::kDouble) - b).abs().max() / b.abs().max()).item<double>();
+  };
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    norm->zero_grad();
+    auto x = torch::randn({4, 7, 16}).to(dtype).requires_grad_(true);
+    (norm(x).to(torch::kFloat) * upstream).sum().backward();
+    const auto [dx, dw] = reference(x.detach());
+    EXPECT_EQ(x.grad().scalar_type(), dtype);
+    const double tol = dtype == torch::kFloat ? 1e-6 : 1e-2;  // bf16: the result's own rounding
+    EXPECT_LT(relative(x.grad(), dx), tol) << dtype;
+    EXPECT_LT(relative(norm->weight.grad(), dw), tol) << dtype;
+  }
+}
+
 TEST(Rope, RotatesPairsByPositionTimesFrequency) {
   const int64_t d = 4;
   RotaryEmbedding rope(d, 8, 100.0);
