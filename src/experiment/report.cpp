@@ -227,7 +227,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
     md << " Geometry schedules come from the work profile of " << spec.profile->arm << " seed " << spec.profile->seed
        << (evaluated ? " (one of the evaluated runs)" : ", a run outside the evaluated seeds") << ".";
   }
-  md << "\n\n| arm | shape | params | attn / ffn | vs budget | val loss | val ppl | loss - " << spec.reference
+  md << "\n\n| arm | shape | params (" << to_string(spec.budget.count) << ") | attn / ffn | vs budget | val loss | val ppl | loss - " << spec.reference
      << " [95% CI] | tokens/s | min/run | runs |\n";
   md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& p : plans) {
@@ -255,7 +255,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
     };
     std::string shape = describe_shape(p.config.model);
     if (!p.spec.schedule.empty()) shape += ", schedule " + p.spec.schedule;
-    md << "| " << name << " | " << shape << " | " << p.counts.total() << " | " << number(100 * p.counts.attention_share(), "%.1f")
+    md << "| " << name << " | " << shape << " | " << p.params << " | " << number(100 * p.counts.attention_share(), "%.1f")
        << "% / " << number(100 * p.counts.ffn_share(), "%.1f") << "% | " << number(100 * p.rel_error, "%+.5f") << "% | "
        << with_sd(l, "%.4f") << " | " << with_sd(pp, "%.2f") << " | " << diff << " | " << number(sp.mean, "%.0f") << " | "
        << number(mean_interval(wall[name]).mean, "%.1f") << " | " << loss[name].size() << "/" << spec.seeds.size() << " |\n";
