@@ -86,6 +86,11 @@ m = statistics.mean(d)
 assert f"{m:+.4f} [{m - half:+.4f}, {m + half:+.4f}]" in report, report
 PY
 for f in results.csv report.md experiment.yaml; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
+# scripts/compare_arms.py (any two arms) gives the report's paired difference and interval.
+compared=$(python3 "$SOURCE_DIR/scripts/compare_arms.py" "$tmp/two" hourglass:conventional --curve) || fail "compare_arms.py"
+interval=$(grep -o "^[-+][0-9.]* \[[-+][0-9.]*, [-+][0-9.]*\]" <<<"${compared#hourglass - conventional: }")
+[ -n "$interval" ] && grep -qF "| $interval |" "$tmp/two/report.md" || fail "compare_arms.py differs from report.md: $compared"
+contains "by step: " "$compared" "compare_arms.py --curve"
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   for f in val_curves.png final_loss.png paired_diff.png; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
   grep -q "paired_diff.png" "$tmp/two/report.md" || fail "report.md shows the paired differences"
