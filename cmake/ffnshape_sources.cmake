@@ -38,6 +38,7 @@ set(FFNSHAPE_SOURCES
   src/train/checkpoint.cpp
   src/train/host_allocator.cpp
   src/train/trainer.cpp
+  src/train/run_lock.cpp
   src/train/progress_log.cpp
   src/train/distributed_env.cpp
   src/train/process_group.cpp

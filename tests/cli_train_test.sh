@@ -63,6 +63,17 @@ expect 2 "srun with a broken rank" -- env SLURM_PROCID=4 SLURM_STEP_NUM_TASKS=2 
   "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/ranked"
 contains "rank 4 is outside a world of 2" "$err" "the launcher's contradiction is named"
 [ ! -e "$tmp/ranked" ] || fail "a refused rank wrote nothing"
+# One process per run: a second train on a run being trained is refused (exit 2, the holder named,
+# nothing touched); once the first is stopped, the run resumes.
+"$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/locked" --set train.steps=100000 >"$tmp/first.log" 2>&1 &
+first=$!
+for _ in $(seq 100); do grep -q '"step"' "$tmp/locked/metrics.jsonl" 2>/dev/null && break; sleep 0.1; done
+expect 2 "a second process on the same run" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/locked" --set train.steps=100000
+contains "is being trained by another process (pid $first)" "$err" "the holder is named"
+kill -INT "$first"; wait "$first"
+expect 1 "the run continues once the first has stopped" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/locked" \
+  --set train.steps=100000 --stop-at 1
+contains "resuming from" "$err$out" "the stopped run resumes"
 expect 0 "resume of a finished run" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/run"
 contains "already finished" "$out" "a finished run says so"
 python3 - "$tmp/run" "$tmp/out" <<'PY' || fail "a finished run reports its real final loss"
@@ -98,7 +109,8 @@ expect 2 "bad train config" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$t
 contains "train.precision" "$err" "bad precision message"
 expect 2 "sequence longer than the model" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r6" --set train.seq_len=64
 contains "max_seq_len" "$err" "seq_len message"
-expect 1 "non-finite loss" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r7" --set model.init.std=1e30
+expect 1 "non-finite loss" -- "$FFNSHAPE" train "$tmp/train.yaml" --run-dir "$tmp/r7" --set optimizer.lr=1e12 \
+  --set optimizer.min_lr=1e12 --set optimizer.clip=0
 contains "non-finite" "$err" "non-finite message"
 expect 2 "eval of an empty folder" -- "$FFNSHAPE" eval "$tmp"
 

@@ -120,13 +120,17 @@ c10::intrusive_ptr<c10d::Backend> make_backend(const c10::intrusive_ptr<c10d::St
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
 }
 
+struct Cancelled {};
+
 // Every rank checks in at the store and waits until all have, for up to `limit`: the one wait that
 // may be long (the ranks of an experiment meet again while rank 0 profiles or scores), so that the
 // backend's own setup, bounded by the collective timeout, starts with every rank present.
-void wait_for_all_ranks(c10d::Store& store, int world_size, std::chrono::milliseconds limit) {
+void wait_for_all_ranks(c10d::Store& store, int world_size, std::chrono::milliseconds limit,
+                        const std::function<bool()>& cancelled) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   int64_t present = store.add("joined", 1);
   while (present < world_size) {
+    if (cancelled && cancelled()) throw Cancelled();
     if (std::chrono::steady_clock::now() > deadline) {
       throw std::runtime_error(std::to_string(present) + " of " + std::to_string(world_size) + " ranks arrived");
     }
@@ -135,10 +139,31 @@ void wait_for_all_ranks(c10d::Store& store, int world_size, std::chrono::millise
   }
 }
 
+// The store of the job. The server does not wait for the workers here (wait_for_all_ranks does, and
+// can be cancelled); a client tries to connect in attempts of at most 5 s, so that a stop request
+// is seen while rank 0, which hosts the store, is still busy between an experiment's runs.
+c10::intrusive_ptr<c10d::TCPStore> connect_store(const std::string& address, c10d::TCPStoreOptions options,
+                                                  std::chrono::milliseconds limit, const std::function<bool()>& cancelled) {
+  options.waitWorkers = false;
+  options.timeout = limit;
+  if (options.isServer) return c10::make_intrusive<c10d::TCPStore>(address, options);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    options.timeout = std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(5000));
+    try {
+      return c10::make_intrusive<c10d::TCPStore>(address, options);
+    } catch (const std::exception&) {
+      if (std::chrono::steady_clock::now() >= deadline) throw;
+      if (cancelled && cancelled()) throw Cancelled();
+    }
+  }
+}
+
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device,
-                           std::chrono::milliseconds join_timeout)
+                           std::chrono::milliseconds join_timeout, const std::function<bool()>& cancelled)
     : impl_(std::make_unique<Impl>()) {
   if (join_timeout.count() <= 0) join_timeout = timeout;
   impl_->device = device;
@@ -150,18 +175,19 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
   options.port = static_cast<uint16_t>(env.master_port);
   options.isServer = env.rank == 0 && !env.agent_store;
   options.numWorkers = env.agent_store ? std::nullopt : std::optional<std::size_t>(env.world_size);
-  options.waitWorkers = !env.agent_store;
-  options.timeout = join_timeout;
   try {
     // Keys of each group under their own prefix: a process may join several jobs in turn (an
     // experiment's runs), and torchrun's agent store outlives them all.
     static int generation = 0;
-    auto tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+    auto tcp = connect_store(env.master_addr, options, join_timeout, cancelled);
+    tcp->setTimeout(timeout);
     impl_->store = c10::make_intrusive<c10d::PrefixStore>("ffnshape/" + std::to_string(generation++), tcp);
-    wait_for_all_ranks(*impl_->store, env.world_size, join_timeout);
-    tcp->setTimeout(timeout);  // from here on a silent peer is an error after the collective timeout
-    impl_->store->setTimeout(timeout);
+    impl_->store->setTimeout(timeout);  // a silent peer is an error after the collective timeout
+    wait_for_all_ranks(*impl_->store, env.world_size, join_timeout, cancelled);
     impl_->backend = make_backend(impl_->store, env, device, timeout);
+  } catch (const Cancelled&) {
+    throw DistributedError("rank " + std::to_string(env.rank) + " was stopped (SIGINT / SIGTERM) while it waited for the "
+                           "other ranks to join; nothing was trained\n  fix: rerun the same command to continue");
   } catch (const std::exception& e) {
     throw RendezvousError("rank " + std::to_string(env.rank) + " of " + std::to_string(env.world_size) +
                            " could not join the job at " + env.master_addr + ":" + std::to_string(env.master_port) +

@@ -15,7 +15,8 @@ torch::Device rank_device(const DistributedEnv& env, torch::Device requested) {
 
 }  // namespace
 
-Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config, torch::Device requested, double join_timeout_s)
+Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config, torch::Device requested, double join_timeout_s,
+             const std::function<bool()>& cancelled)
     : env_(env),
       device_(rank_device(env, requested)),
       bucket_bytes_(static_cast<int64_t>(config.bucket_mb * 1e6)), zero_(config.zero == 1),
@@ -23,7 +24,7 @@ Ranks::Ranks(const DistributedEnv& env, const TrainConfig& config, torch::Device
   if (!env.distributed()) return;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config.collective_timeout_s * 1000));
   const auto join_timeout = std::chrono::milliseconds(static_cast<int64_t>(join_timeout_s * 1000));
-  group_ = std::make_unique<ProcessGroup>(env, timeout, device_, join_timeout);
+  group_ = std::make_unique<ProcessGroup>(env, timeout, device_, join_timeout, cancelled);
 }
 
 void Ranks::attach(torch::nn::Module& model, std::unique_ptr<torch::optim::AdamW>& optimizer) {

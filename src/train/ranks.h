@@ -19,7 +19,9 @@ class Ranks {
   // Joins the job `env` describes (nothing to join for a world of one) for training on `requested`:
   // a CUDA request means the GPU of this rank's local rank, and NCCL; the CPU means Gloo.
   // join_timeout_s > 0: how long to wait for the other ranks to arrive (default: the collective timeout).
-  Ranks(const DistributedEnv& env, const TrainConfig& config, torch::Device requested, double join_timeout_s = 0);
+  // `cancelled` ends that wait early (see ProcessGroup).
+  Ranks(const DistributedEnv& env, const TrainConfig& config, torch::Device requested, double join_timeout_s = 0,
+        const std::function<bool()>& cancelled = {});
 
   int rank() const { return env_.rank; }
   int world() const { return env_.world_size; }

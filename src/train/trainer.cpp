@@ -3,6 +3,7 @@
 #include "ffnshape/schedule/schedule.h"
 
 #include "../common/log.h"
+#include "run_lock.h"
 
 #include <nlohmann/json.hpp>
 
@@ -356,7 +357,10 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
 
 TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   // Ranks meet first: in an experiment, rank 0 may still be writing the profile a schedule reads.
-  Ranks ranks(read_distributed_env(), requested.train, resolve_device(requested.train.device), options.join_timeout_s);
+  // A SIGTERM while the ranks wait for each other (an experiment's earlier run installed the handler)
+  // ends the wait instead of being noticed an hour later.
+  Ranks ranks(read_distributed_env(), requested.train, resolve_device(requested.train.device), options.join_timeout_s,
+              [] { return g_stop.load(); });
   RunConfig config = requested;
   schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
   check_run_config(config, options);
@@ -364,7 +368,11 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   configure_backend(config.train, device);
   keep_host_memory_mapped();
   const fs::path run_dir(options.run_dir);
-  if (ranks.is_root()) fs::create_directories(run_dir);
+  std::optional<RunLock> lock;
+  if (ranks.is_root()) {
+    fs::create_directories(run_dir);
+    lock.emplace(run_dir.string());
+  }
   const auto resume_from = resume_point(options);
 
   auto run = build_run(config, device, ranks);

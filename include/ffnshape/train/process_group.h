@@ -46,9 +46,12 @@ class ProcessGroup {
  public:
   // Joins the job described by `env` (env.distributed() must hold) for tensors on `device`: Gloo for
   // the CPU, NCCL for a CUDA device (this rank's GPU, made current). Collectives fail after `timeout`;
-  // joining waits up to `join_timeout` for the other ranks (zero: `timeout`), RendezvousError after it.
+  // joining waits up to `join_timeout` for the other ranks (zero: `timeout`), RendezvousError after it;
+  // `cancelled`, polled meanwhile, ends the wait early with DistributedError (a SIGTERM must not wait
+  // out a long join).
   ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device = torch::kCPU,
-               std::chrono::milliseconds join_timeout = std::chrono::milliseconds(0));
+               std::chrono::milliseconds join_timeout = std::chrono::milliseconds(0),
+               const std::function<bool()>& cancelled = {});
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
