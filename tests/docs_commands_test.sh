@@ -61,7 +61,7 @@ def check(ok, message):
         failures.append(message)
         print("FAIL: " + message)
 
-pages = [os.path.join(source, "README.md")] + sorted(glob.glob(os.path.join(source, "docs", "*.md")))
+pages = [os.path.join(source, "README.md")] + sorted(glob.glob(os.path.join(source, "docs", "**", "*.md"), recursive=True))
 def rel(path):
     return os.path.relpath(path, source)
 
