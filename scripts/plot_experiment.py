@@ -11,8 +11,6 @@ metrics.jsonl, and writes:
                    mean with its 95% Student-t interval (an interval clear of 0 is resolved)
 Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
-import csv
-import math
 import os
 import sys
 from collections import OrderedDict
@@ -22,20 +20,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from plot_runs import read_metrics  # noqa: E402  (scripts/ is on sys.path: it holds this file)
+from experiment_stats import final_losses, mean_half_width, read_metrics, read_results  # noqa: E402
 
-# 0.975 quantiles of Student's t for 1..30 degrees of freedom.
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def read_results(root):
-    path = os.path.join(root, "results.csv")
-    if not os.path.exists(path):
-        print(f"error: {path} does not exist\n  fix: run `ffnshape experiment` (or sweep) first", file=sys.stderr)
-        sys.exit(2)
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def val_curve(run_dir):
@@ -43,21 +29,6 @@ def val_curve(run_dir):
     if not os.path.exists(os.path.join(run_dir, "metrics.jsonl")):
         return []
     return read_metrics(run_dir)[1]
-
-
-def mean_half_width(values):
-    """Mean and half-width of the 95% Student-t interval (0 for one value)."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, (T975[n - 2] if n - 1 <= 30 else 1.96) * sd / math.sqrt(n)
-
-
-def final_losses(runs):
-    """{seed: final validation loss} of an arm's finished runs."""
-    return {r["seed"]: float(r["val_loss"]) for r in runs if r["complete"] == "1" and r["val_loss"]}
 
 
 def plot_paired(root, arms, reference):

@@ -7,32 +7,14 @@ Reads each run's metrics.jsonl: training loss per logged step (lines) and valida
 (markers). Uses Debian's python3-matplotlib (/usr/bin/python3).
 """
 import argparse
-import json
 import os
 import sys
 
+from experiment_stats import read_metrics  # scripts/ is on sys.path
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
-
-def read_metrics(run_dir):
-    path = os.path.join(run_dir, "metrics.jsonl")
-    if not os.path.exists(path):
-        sys.exit(f"error: {path} does not exist\n  fix: pass run directories written by 'ffnshape train'")
-    train, val = [], []
-    with open(path) as f:
-        for line in f:
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line of a killed run
-            if "loss" in entry:
-                train.append((entry["step"], entry["loss"]))
-            if "val_loss" in entry:
-                val.append((entry["step"], entry["val_loss"]))
-    return train, val
 
 
 def main():

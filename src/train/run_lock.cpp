@@ -26,10 +26,9 @@ RunLock::RunLock(const std::string& run_dir) {
                     "); nothing was written\n  fix: wait for that process to finish, or stop it (it checkpoints on "
                     "SIGINT), then rerun");
   }
+  // The pid serves only the message above: a failed write leaves the lock itself intact.
   const auto pid = std::to_string(::getpid());
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
-    // The pid is only for the message above; the lock itself holds.
-  }
+  if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
 }
 
 RunLock::~RunLock() {
