@@ -9,6 +9,8 @@ set(FFNSHAPE_SOURCES
   src/config/run_config.cpp
   src/config/train_config.cpp
   src/nn/rms_norm.cpp
+  src/nn/cpu_kernels.cpp
+  src/nn/fused_ops.cpp
   src/nn/rope.cpp
   src/nn/attention.cpp
   src/nn/ffn.cpp

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "ffnshape/compat.h"
@@ -200,6 +201,43 @@ TEST(Ffn, HourglassWithOneSubBlockEqualsConventional) {
   EXPECT_TRUE(close(hourglass(x), expected, 1e-5));
 }
 
+// A SwiGLU sub-block's output, input and weight gradients against autograd of
+// x + silu(N(x) W_g) * (N(x) W_u) W_d in double, in fp32 and in bf16 (whose results carry their own
+// rounding), over more rows than one thread's share.
+TEST(Ffn, SwiGLUGradientsMatchAutogradOfTheFormula) {
+  torch::manual_seed(12);
+  SwiGLUSubBlock block(32, 37, Family::llama, 1e-5);
+  randomize(*block);
+  const auto x = torch::randn({4, 300, 32});
+  const auto upstream = torch::randn({4, 300, 32});
+  auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
+    return ((a.to(torch::kDouble) - b).abs().max() / b.abs().max()).item<double>();
+  };
+  std::vector<torch::Tensor> weights;  // norm, gate, up, down, in double
+  for (const auto& w : {block->norm->weight, block->gate->weight, block->up->weight, block->down->weight}) {
+    weights.push_back(w.detach().to(torch::kDouble).requires_grad_(true));
+  }
+  auto xr = x.to(torch::kDouble).requires_grad_(true);
+  const auto n = rms(xr, weights[0], 1e-5);
+  const auto product = torch::silu(torch::matmul(n, weights[1].t())) * torch::matmul(n, weights[2].t());
+  const auto expected = xr + torch::matmul(product, weights[3].t());
+  (expected * upstream.to(torch::kDouble)).sum().backward();
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    block->zero_grad();
+    block->to(dtype);
+    auto xi = x.to(dtype).detach().requires_grad_(true);
+    const auto y = block(xi);
+    (y.to(torch::kFloat) * upstream).sum().backward();
+    const double tol = dtype == torch::kFloat ? 1e-5 : 3e-2;
+    EXPECT_LT(relative(y, expected.detach()), tol) << dtype;
+    EXPECT_LT(relative(xi.grad(), xr.grad()), tol) << dtype;
+    const std::vector<torch::Tensor> grads{block->norm->weight.grad(), block->gate->weight.grad(),
+                                           block->up->weight.grad(), block->down->weight.grad()};
+    for (size_t i = 0; i < grads.size(); ++i) EXPECT_LT(relative(grads[i], weights[i].grad()), tol) << dtype << " " << i;
+    block->to(torch::kFloat);
+  }
+}
+
 TEST(Ffn, StackAppliesResidualSubBlocksInOrder) {
   torch::manual_seed(5);
   for (auto family : {Family::llama, Family::olmo2}) {
@@ -285,6 +323,47 @@ TEST(Model, LossIsFp32CrossEntropyPlusZLoss) {
   EXPECT_NEAR(out.loss.item<double>(), ce + z, 1e-5);
   // A fresh model predicts close to uniform: loss near log(vocab).
   EXPECT_NEAR(ce, std::log(97.0), 0.5);
+}
+
+// The loss's gradient reaching the logits (one fused node on the CPU) against autograd of the
+// formula in double, with z-loss and ignored rows; 97 columns: vector body and scalar tail. Then the
+// edges: a NaN logit makes the loss NaN, a target outside the vocabulary is an error that names it.
+TEST(Model, LossGradientMatchesAutogradOfTheFormula) {
+  torch::manual_seed(13);
+  auto c = tiny();
+  c.z_loss = 1e-2;
+  TransformerLM model(c);
+  const auto idx = torch::randint(0, c.vocab_size, {3, 16}, torch::kLong);
+  auto targets = torch::randint(0, c.vocab_size, {3, 16}, torch::kLong);
+  targets.narrow(1, 4, 3).fill_(-1);
+  auto out = model->forward_with_loss(idx, targets);
+  out.logits.retain_grad();
+  (out.loss * 3.0).backward();
+  auto logits = out.logits.detach().view({-1, c.vocab_size}).to(torch::kDouble).requires_grad_(true);
+  const auto t = targets.view({-1});
+  const auto keep = t.ne(-1);
+  const auto lse = torch::logsumexp(logits.index({keep}), -1);
+  const auto picked = logits.index({keep}).gather(1, t.index({keep}).unsqueeze(1)).squeeze(1);
+  const auto reference = (lse - picked).mean() + 1e-2 * lse.pow(2).mean();
+  (reference * 3.0).backward();
+  EXPECT_NEAR(out.loss.item<double>(), reference.item<double>(), 1e-6);
+  const auto grad = out.logits.grad().view({-1, c.vocab_size}).to(torch::kDouble);
+  EXPECT_LT((grad - logits.grad()).abs().max().item<double>(), 1e-7);
+  EXPECT_EQ(grad.index({t.eq(-1)}).abs().max().item<double>(), 0.0);  // ignored rows get none
+
+  {
+    torch::NoGradGuard no_grad;
+    model->norm->weight[0] = std::numeric_limits<float>::quiet_NaN();
+  }
+  EXPECT_TRUE(std::isnan(model->forward_with_loss(idx, targets).loss.item<double>()));
+  targets[0][0] = c.vocab_size;
+  try {
+    model->forward_with_loss(idx, targets);
+    ADD_FAILURE() << "a target outside the vocabulary was accepted";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what_without_backtrace()).find("target 97 is outside the vocabulary [0, 97)"),
+              std::string::npos) << e.what_without_backtrace();
+  }
 }
 
 TEST(Model, EveryParameterReceivesAGradient) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ffnshape/compat.h"
+#include "fused_ops.h"
 
 namespace ffnshape::nn {
 namespace {
@@ -117,16 +118,9 @@ LMOutput TransformerLMImpl::forward_with_loss(const torch::Tensor& idx, const to
   LMOutput out;
   out.logits = forward(idx);
   const auto logits = out.logits.to(torch::kFloat).view({-1, out.logits.size(-1)});
-  const auto flat_targets = targets.reshape({-1});
-  out.ce_loss = torch::nn::functional::cross_entropy(
-      logits, flat_targets, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(ignore_index));
-  if (config_.z_loss > 0) {
-    const auto counted = flat_targets.ne(ignore_index);
-    const auto lse = torch::logsumexp(logits, -1).masked_select(counted);
-    out.z_loss = config_.z_loss * lse.pow(2).mean();
-  } else {
-    out.z_loss = torch::zeros({}, logits.options());
-  }
+  const auto terms = cross_entropy_with_z_loss(logits, targets.reshape({-1}), ignore_index, config_.z_loss);
+  out.ce_loss = terms.cross_entropy;
+  out.z_loss = terms.z_loss;
   out.loss = out.ce_loss + out.z_loss;
   return out;
 }
