@@ -6,7 +6,7 @@
 #
 #   BENCH=build/bench_train_speed bash bench/train_speed.sh [--batch 8] [--seq-len 256] [--steps 20]
 #       [--warmup 3] [--threads N] [--repeats 1] [--configs "a.yaml b.yaml"] [--dtypes "fp32 bf16"]
-#       [--device cpu|cuda] [--no-compile] [--out table.md]
+#       [--device cpu|cuda] [--no-compile] [--floor] [--out table.md]
 #
 # Environment: BENCH (default build/bench_train_speed), FFNSHAPE_CLI (default: `ffnshape` next to
 # $BENCH, else build/ffnshape) for the training FLOPs per token, PYTHON (default the project's
@@ -16,7 +16,10 @@
 # reported; compilation happens in the untimed warmup). MFU = tokens/s x flops_per_token_training /
 # peak: on the CPU the matmul peak measured here (1024^3, same threads and dtype), on a GPU the
 # published dense peak of the device (bench_train_speed reports it; else the measured 8192^3 one).
-# bench/speed_table.py makes the table.
+# bench/speed_table.py makes the table. --floor adds, per row, one more ffnshape run that records a
+# trace of 3 steps and the time of each phase, and a second table (bench/step_floor.py): the step time
+# at 1.2x eager's tokens/s against what LibTorch's matrix products and attention kernels and the
+# optimizer take inside ffnshape's step (CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +29,7 @@ if [[ -z "${FFNSHAPE_CLI:-}" ]]; then
   FFNSHAPE_CLI="$(dirname "$BENCH")/ffnshape"
   [[ -x "$FFNSHAPE_CLI" ]] || FFNSHAPE_CLI=build/ffnshape
 fi
-batch=8 seq_len=256 steps=20 warmup=3 threads=$(nproc) repeats=1 out="" device=cpu compile=1
+batch=8 seq_len=256 steps=20 warmup=3 threads=$(nproc) repeats=1 out="" device=cpu compile=1 floor=0
 configs="configs/demo/conventional.yaml configs/demo/hourglass.yaml"
 dtypes="fp32 bf16"
 while [[ $# -gt 0 ]]; do
@@ -42,7 +45,8 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; shift 2 ;;
     --device) device=$2; shift 2 ;;
     --no-compile) compile=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --floor) floor=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -95,9 +99,19 @@ for config in $configs; do
         }
       fi
     done
+    if [[ $floor -eq 1 ]]; then
+      echo "running $config $dtype: ffnshape with a trace and phase times (--floor) ..." >&2
+      stem="$(basename "$config" .yaml).$dtype"
+      FFNSHAPE_BENCH_TRACE="$work/$stem.trace.json" "$BENCH" --config "$config" --dtype "$dtype" "${common[@]}" \
+        --breakdown > "$work/$stem.floor.json"
+    fi
   done
 done
 
 "$PYTHON" bench/speed_table.py "$work" --configs "$configs" --dtypes "$dtypes" --repeats "$repeats" \
   --device "$device" --out "$out" \
   --header "$device, batch $batch, seq $seq_len, $steps timed steps after $warmup warmup, $threads threads, median of $repeats run(s) per side"
+if [[ $floor -eq 1 ]]; then
+  "$PYTHON" bench/step_floor.py "$work" --configs "$configs" --dtypes "$dtypes" \
+    --tokens-per-step $((batch * seq_len)) --out "$out"
+fi
