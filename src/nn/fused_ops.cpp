@@ -12,7 +12,7 @@ using torch::autograd::tensor_list;
 
 constexpr int64_t kGrainElements = 32768;  // below this, one thread does the work
 
-// The loss as ATen's composite operators compute it: the reference, and the path off the CPU.
+// The loss as ATen's composite operators compute it: the path off the CPU and for dtypes other than fp32.
 LossTerms composite_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t ignore_index,
                          double z_weight) {
   LossTerms out;
