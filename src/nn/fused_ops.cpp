@@ -28,8 +28,8 @@ LossTerms composite_loss(const torch::Tensor& logits, const torch::Tensor& targe
 }
 
 // Forward: one pass over each row for its logsumexp (no log-probability matrix is written).
-// Backward: one pass that writes the gradient, softmax(row) * (g_ce + 2 z g_z lse) / counted, then
-// subtracts g_ce / counted at each target.
+// Backward: one pass that writes the gradient, softmax(row) * w * (g_ce + 2 z g_z lse), then
+// subtracts w * g_ce at each target; w is a row's weight in the means, 1 / counted or 0 if ignored.
 struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunction> {
   static tensor_list forward(AutogradContext* ctx, const torch::Tensor& logits_in, const torch::Tensor& targets_in,
                              int64_t ignore_index, double z_weight) {
@@ -42,6 +42,8 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
     at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / cols),
                      [&](int64_t begin, int64_t end) { kernels::logsumexp_rows(x, cols, begin, end, row_lse); });
     const int64_t* t = targets.data_ptr<int64_t>();
+    auto weight = torch::zeros({rows}, logits.options());
+    float* w = weight.data_ptr<float>();
     double ce_sum = 0, z_sum = 0;
     int64_t counted = 0;
     for (int64_t r = 0; r < rows; ++r) {
@@ -49,12 +51,12 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
       TORCH_CHECK(t[r] >= 0 && t[r] < cols, "target ", t[r], " is outside the vocabulary [0, ", cols, ")");
       ce_sum += static_cast<double>(row_lse[r]) - x[r * cols + t[r]];
       z_sum += static_cast<double>(row_lse[r]) * row_lse[r];
+      w[r] = 1.0f;
       ++counted;
     }
-    ctx->save_for_backward({logits, lse, targets});
-    ctx->saved_data["ignore_index"] = ignore_index;
+    if (counted > 0) weight.div_(static_cast<double>(counted));
+    ctx->save_for_backward({logits, lse, targets, weight});
     ctx->saved_data["z_weight"] = z_weight;
-    ctx->saved_data["counted"] = counted;
     const double n = static_cast<double>(counted);  // 0 counted rows give NaN, as the composite mean does
     return {torch::scalar_tensor(ce_sum / n, logits.options()),
             torch::scalar_tensor(z_weight > 0 ? z_weight * z_sum / n : 0.0, logits.options())};
@@ -62,18 +64,17 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
 
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto &logits = saved[0], &lse = saved[1], &targets = saved[2];
-    const auto ignore_index = ctx->saved_data["ignore_index"].toInt();
+    const auto &logits = saved[0], &lse = saved[1], &targets = saved[2], &weight = saved[3];
     const double z_weight = ctx->saved_data["z_weight"].toDouble();
-    const int64_t counted = ctx->saved_data["counted"].toInt();
     const double g_ce = grads[0].item<double>(), g_z = grads[1].item<double>();
     const int64_t rows = logits.size(0), cols = logits.size(1);
     const int64_t* t = targets.data_ptr<int64_t>();
     const float* row_lse = lse.data_ptr<float>();
+    const float* w = weight.data_ptr<float>();
     auto scale = torch::zeros({rows}, logits.options());
     float* s = scale.data_ptr<float>();
-    for (int64_t r = 0; counted > 0 && r < rows; ++r) {
-      if (t[r] != ignore_index) s[r] = static_cast<float>((g_ce + 2.0 * z_weight * g_z * row_lse[r]) / counted);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (w[r] > 0) s[r] = static_cast<float>(w[r] * (g_ce + 2.0 * z_weight * g_z * row_lse[r]));
     }
     auto grad = torch::empty_like(logits);
     const float* x = logits.data_ptr<float>();
@@ -81,8 +82,8 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
     at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / cols), [&](int64_t begin, int64_t end) {
       kernels::scaled_softmax_rows(x, row_lse, s, cols, begin, end, out);
     });
-    for (int64_t r = 0; counted > 0 && r < rows; ++r) {
-      if (t[r] != ignore_index) out[r * cols + t[r]] -= static_cast<float>(g_ce / counted);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (w[r] > 0) out[r * cols + t[r]] -= static_cast<float>(w[r] * g_ce);
     }
     return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
