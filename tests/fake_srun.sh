@@ -58,7 +58,10 @@ while [ ${#running[@]} -gt 0 ]; do
   finished=
   wait -n -p finished "${!running[@]}" 2>/dev/null  # (no job-control notices)
   status=$?
-  [ -n "${finished:-}" ] || continue  # a signal interrupted the wait; the trap forwarded it
+  if [ -z "${finished:-}" ]; then
+    [ "$status" -ne 127 ] || break  # no task left to wait for (reaped already): no busy loop
+    continue                        # a signal interrupted the wait; the trap forwarded it
+  fi
   unset "running[$finished]"
   if [ "$status" -ne 0 ] && [ "$code" -eq 0 ]; then
     code=$status
