@@ -76,7 +76,9 @@ PY
 expect_ok() {  # NAME CODE: a launch that should have succeeded
   checks=$((checks + 1))
   if [ "$2" -ne 0 ]; then
-    echo "FAIL: $1 exited $2"; tail -n 5 "$tmp/$1".*; failures=$((failures + 1))
+    echo "FAIL: $1 exited $2"; failures=$((failures + 1))
+    # the log is $tmp/NAME for one rank of a launch (exp5.0), $tmp/NAME.RANK for a whole launch
+    for log in "$tmp/$1" "$tmp/$1".*; do [ -f "$log" ] && { echo "--- $log"; tail -n 20 "$log"; }; done
   fi
 }
 
