@@ -30,6 +30,28 @@ for r in 0 1; do
   grep -qx "rank $r weights $initial grads 180 9" "$tmp/grads$r" || fail "rank $r (initial $initial): $(cat "$tmp/grads$r")"
 done
 
+# Rank 1 first reaches a store that then closes (the job rank 0 is still finishing on this port, as
+# between an experiment's runs): it connects again and joins rank 0's next store.
+python=$(dirname "$0")/../.venv/bin/python
+if "$python" -c 'import torch.distributed' 2>/dev/null; then
+  "$python" -c 'import sys, time, datetime, torch.distributed as d
+s = d.TCPStore("127.0.0.1", int(sys.argv[1]), 2, True, datetime.timedelta(seconds=30), wait_for_workers=False)
+time.sleep(3)' "$port" &
+  old_store=$!
+  sleep 1
+  RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 120 "$rank_bin" 30000 >"$tmp/again1" 2>&1 &
+  late=$!
+  wait "$old_store"
+  sleep 1
+  RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 120 "$rank_bin" 30000 >"$tmp/again0" 2>&1 &
+  first=$!
+  wait "$late" || fail "rank 1 after a closed store: $(cat "$tmp/again1")"
+  wait "$first" || fail "rank 0 after a closed store: $(cat "$tmp/again0")"
+  grep -qx "rank 1 of 2: sum 3, broadcast 6" "$tmp/again1" || fail "rank 1 printed: $(cat "$tmp/again1")"
+else
+  echo "skipped the closed-store case: $python has no torch.distributed"
+fi
+
 # Rank 1 never starts: rank 0 must give up after its 3 s timeout with a message naming itself.
 start=$(date +%s)
 set +e

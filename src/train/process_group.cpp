@@ -160,6 +160,30 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const std::string& address, c10
   }
 }
 
+// The job's store, under `prefix`, once every rank has checked in. A client can reach the store of
+// the job that rank 0 is still finishing on the same port (an experiment's previous run, while rank 0
+// profiles it) and lose it when rank 0 closes it: it then connects again, until the join deadline.
+c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, const c10d::TCPStoreOptions& options,
+                                           const std::string& prefix, std::chrono::milliseconds timeout,
+                                           std::chrono::milliseconds join_timeout,
+                                           const std::function<bool()>& cancelled) {
+  const auto deadline = std::chrono::steady_clock::now() + join_timeout;
+  for (;;) {
+    const auto left = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                 deadline - std::chrono::steady_clock::now()));
+    auto tcp = connect_store(env.master_addr, options, left, cancelled);
+    tcp->setTimeout(timeout);
+    auto store = c10::make_intrusive<c10d::PrefixStore>(prefix, tcp);
+    store->setTimeout(timeout);  // a silent peer is an error after the collective timeout
+    try {
+      wait_for_all_ranks(*store, env.world_size, left, cancelled);
+      return store;
+    } catch (const c10::DistNetworkError&) {
+      if (options.isServer || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+  }
+}
+
 }  // namespace
 
 ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds timeout, torch::Device device,
@@ -179,11 +203,7 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
     // Keys of each group under their own prefix: a process may join several jobs in turn (an
     // experiment's runs), and torchrun's agent store outlives them all.
     static int generation = 0;
-    auto tcp = connect_store(env.master_addr, options, join_timeout, cancelled);
-    tcp->setTimeout(timeout);
-    impl_->store = c10::make_intrusive<c10d::PrefixStore>("ffnshape/" + std::to_string(generation++), tcp);
-    impl_->store->setTimeout(timeout);  // a silent peer is an error after the collective timeout
-    wait_for_all_ranks(*impl_->store, env.world_size, join_timeout, cancelled);
+    impl_->store = join_store(env, options, "ffnshape/" + std::to_string(generation++), timeout, join_timeout, cancelled);
     impl_->backend = make_backend(impl_->store, env, device, timeout);
   } catch (const Cancelled&) {
     throw DistributedError("rank " + std::to_string(env.rank) + " was stopped (SIGINT / SIGTERM) while it waited for the "
