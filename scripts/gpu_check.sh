@@ -122,7 +122,14 @@ fi
 grep -E "^\[ +(OK|FAILED|SKIPPED) |GPU:" "$out/cuda_tests.log" | sort -u || true
 
 # --- speed of the 113M paper models, beside PyTorch eager -----------------------------------------
-section "113M models in bf16: ffnshape beside PyTorch eager"
+# A CPU without native bf16 products (avx512_bf16 or amx_bf16) emulates them about 1000x slower than
+# fp32 (0.9 GFLOP/s measured on an AVX2-only EPYC): there a rehearsal takes the same steps in fp32.
+dtype=bf16
+if [ "$device" = cpu ] && ! grep -qwE "avx512_bf16|amx_bf16" /proc/cpuinfo 2>/dev/null; then
+  dtype=fp32
+  echo "this CPU has no native bf16 products: the rehearsal runs its models in fp32"
+fi
+section "113M models in $dtype: ffnshape beside PyTorch eager"
 configs="configs/paper/hourglass-113m-conventional.yaml configs/paper/hourglass-113m-hourglass-k4-l6.yaml"
 if [ "$device" = cuda ]; then
   sizes=(--batch 8 --seq-len 2048 --steps "$steps" --warmup 3 --no-compile)
@@ -130,10 +137,10 @@ else
   sizes=(--batch 1 --seq-len 64 --steps 2 --warmup 1 --no-compile)
 fi
 BENCH=$build/bench_train_speed FFNSHAPE_CLI=$ffnshape PYTHON=$python bash bench/train_speed.sh \
-  --configs "$configs" --dtypes bf16 --device "$device" --threads "$(nproc)" "${sizes[@]}" --out "$out/speed.md"
+  --configs "$configs" --dtypes "$dtype" --device "$device" --threads "$(nproc)" "${sizes[@]}" --out "$out/speed.md"
 
 # --- the whole trainer: pinned batches, fused AdamW, progress line with memory and MFU -------------
-section "ffnshape train: the 113M conventional model, bf16"
+section "ffnshape train: the 113M conventional model, $dtype"
 data=$out/data
 mkdir -p "$data"
 "$python" - "$data" <<'EOF'
@@ -154,7 +161,7 @@ fi
 rm -rf "$out/run"
 "$ffnshape" train configs/paper/hourglass-113m-run.yaml --run-dir "$out/run" \
   --set "data.train=$data/train_*.bin" --set "data.val=$data/val_*.bin" --set train.grad_accum=1 \
-  --set train.device="$device" --set eval.every=0 --set eval.batches=2 --set checkpoint.every=0 "${run_sizes[@]}"
+  --set train.device="$device" --set train.precision="$dtype" --set eval.every=0 --set eval.batches=2 --set checkpoint.every=0 "${run_sizes[@]}"
 "$python" -c "import json; s = json.load(open('$out/run/summary.json')); print({k: s[k] for k in ('device_name', 'tokens_per_s', 'mfu', 'peak_memory_bytes', 'final_loss')})"
 
 # --- data parallel: 2 ranks over NCCL (Gloo on the CPU in a rehearsal), started by torchrun ---------
@@ -167,7 +174,7 @@ if [ "$device" = cpu ] || [ "$gpus" -ge 2 ]; then
   rm -rf "$out/run_ddp"
   "${launch[@]}" "$ffnshape" train configs/paper/hourglass-113m-run.yaml --run-dir "$out/run_ddp" \
     --set "data.train=$data/train_*.bin" --set "data.val=$data/val_*.bin" --set train.grad_accum=1 \
-    --set train.device="$device" --set eval.every=0 --set eval.batches=2 --set checkpoint.every=0 "${run_sizes[@]}" \
+    --set train.device="$device" --set train.precision="$dtype" --set eval.every=0 --set eval.batches=2 --set checkpoint.every=0 "${run_sizes[@]}" \
     2>&1 | grep -vE "^(W|\*)" || tests_failed=1
   "$python" -c "import json; s = json.load(open('$out/run_ddp/summary.json')); print({k: s[k] for k in ('world_size', 'tokens_per_s', 'gradient_wait_s', 'final_loss')})" || tests_failed=1
 else
