@@ -1,12 +1,16 @@
-// bench_fused_ops: the training step's fused CPU loss (src/nn/fused_ops.h: cross-entropy + z-loss in
-// one node) against the composite ATen formula it replaces, forward and backward, on the logits of
-// configs/demo/conventional.yaml at batch 8 x 256 (2048 x 4096, fp32) and of a 32k vocabulary
-// (512 x 32768). Both sides run in one process with the trainer's host-memory setting; best of
-// --repeats timings of --iters calls each.
+// bench_fused_ops: the training step's fused CPU nodes against the ATen operators they replace,
+// forward and backward, fp32:
+// - the loss (src/nn/fused_ops.h: cross-entropy + z-loss in one node) against the composite formula,
+//   on the logits of configs/demo/conventional.yaml at batch 8 x 256 (2048 x 4096) and of a 32k
+//   vocabulary (512 x 32768);
+// - causal attention (src/nn/causal_attention_cpu.h) against at::scaled_dot_product_attention (the
+//   CPU flash kernel), on the heads of the demo configs at batch 8 x 256 and of longer sequences.
+// Both sides run in one process with the trainer's host-memory setting; best of --repeats timings of
+// --iters calls each.
 //
 //   bench_fused_ops [--threads N] [--iters 10] [--repeats 5]
 //
-// Prints a Markdown table: ms per forward + backward, composite / fused ratio, and the largest
+// Prints a Markdown table: ms per forward + backward, ATen / fused ratio, and the largest
 // difference between the two sides' gradients (relative to the largest gradient).
 #include <torch/torch.h>
 
@@ -17,7 +21,9 @@
 #include <string>
 #include <thread>
 
+#include "../src/nn/causal_attention_cpu.h"
 #include "../src/nn/fused_ops.h"
+#include "ffnshape/compat.h"
 #include "ffnshape/train/host_allocator.h"
 
 namespace {
@@ -94,7 +100,7 @@ int main(int argc, char** argv) {
   ffnshape::keep_host_memory_mapped();  // as train() does
   torch::manual_seed(0);
   std::printf("cpu, %d threads, best of %d x %d calls, forward + backward\n\n", a.threads, a.repeats, a.iters);
-  std::printf("| node | composite ms | fused ms | composite / fused | gradient gap |\n|---|---:|---:|---:|---:|\n");
+  std::printf("| node | ATen ms | fused ms | ATen / fused | gradient gap |\n|---|---:|---:|---:|---:|\n");
 
   for (const auto& [rows, vocab] : {std::pair<int64_t, int64_t>{2048, 4096}, {512, 32768}}) {
     const auto targets = torch::randint(0, vocab, {rows}, torch::kLong);
@@ -108,6 +114,23 @@ int main(int argc, char** argv) {
         [&](std::vector<torch::Tensor>& t) {
           const auto terms = ffnshape::nn::cross_entropy_with_z_loss(t[0], targets, -100, 1e-4);
           (terms.cross_entropy + terms.z_loss).backward();
+        });
+  }
+  // (batch, heads, seq, head_dim): conventional.yaml and hourglass.yaml at batch 8, then longer sequences.
+  for (const auto& shape : std::vector<std::vector<int64_t>>{{8, 4, 256, 64}, {8, 4, 256, 68}, {4, 4, 512, 64}}) {
+    const std::vector<torch::Tensor> qkv{torch::randn(shape), torch::randn(shape), torch::randn(shape)};
+    const auto upstream = torch::randn(shape);
+    if (!ffnshape::nn::uses_cpu_attention_node(qkv[0], qkv[1], qkv[2])) {
+      std::printf("| attention %s: outside the CPU node's range here |\n", c10::str(shape).c_str());
+      continue;
+    }
+    const auto name = "attention " + c10::str(shape) + " fp32, causal";
+    row(a, name.c_str(), qkv,
+        [&](std::vector<torch::Tensor>& t) {
+          (ffnshape::compat::causal_attention(t[0], t[1], t[2]) * upstream).sum().backward();
+        },
+        [&](std::vector<torch::Tensor>& t) {
+          (ffnshape::nn::causal_attention(t[0], t[1], t[2]) * upstream).sum().backward();
         });
   }
   return 0;

@@ -7,11 +7,12 @@ For each row, WORK_DIR holds <config-stem>.<dtype>.1.py.json (eager PyTorch's to
 <stem>.<dtype>.floor.json (bench_train_speed --breakdown: AdamW and gradient-clipping time per step)
 and <stem>.<dtype>.trace.json (a Chrome trace of 3 training steps from FFNSHAPE_BENCH_TRACE).
 
-The step's matrix products (aten::mm, forward and backward) and attention (the fused SDPA kernels,
-forward and backward) are LibTorch's kernels, called once each as PyTorch calls them; AdamW and
-clipping must read every parameter and gradient. The table compares their time with the step time
-that 1.2x eager's tokens/s allows: what remains is all that norms, RoPE, SwiGLU, residual adds, the
-embedding and the loss may take.
+The step's matrix products (aten::mm, forward and backward) are LibTorch's kernels, called once each
+as PyTorch calls them; attention is LibTorch's fused SDPA kernels or, for fp32 on the CPU,
+ffnshape's attention node (ffnshape::causal_attention and its backward), forward and backward; AdamW
+and clipping must read every parameter and gradient. The table compares their time with the step
+time that 1.2x eager's tokens/s allows: what remains is all that norms, RoPE, SwiGLU, residual adds,
+the embedding and the loss may take.
 """
 import argparse
 import collections
@@ -20,6 +21,7 @@ import os
 
 STEPS_IN_TRACE = 3  # bench/train_speed.cpp records this many steps under FFNSHAPE_BENCH_TRACE
 ATTENTION = ("_scaled_dot_product_flash_attention", "_efficient_attention", "_scaled_dot_product_cudnn")
+OWN_ATTENTION = ("ffnshape::causal_attention", "ffnshape::causal_attention_backward")  # src/nn/causal_attention_cpu.cpp
 
 
 def op_ms_per_step(trace_path):
@@ -31,6 +33,7 @@ def op_ms_per_step(trace_path):
             total[e["name"]] += e["dur"] / 1000.0
     products = total["aten::mm"] + total["aten::bmm"]
     attention = sum(ms for name, ms in total.items() if name.startswith("aten::") and any(a in name for a in ATTENTION))
+    attention += sum(total[name] for name in OWN_ATTENTION)
     return products / STEPS_IN_TRACE, attention / STEPS_IN_TRACE
 
 

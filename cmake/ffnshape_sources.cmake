@@ -11,6 +11,7 @@ set(FFNSHAPE_SOURCES
   src/nn/rms_norm.cpp
   src/nn/cpu_kernels.cpp
   src/nn/fused_ops.cpp
+  src/nn/causal_attention_cpu.cpp
   src/nn/rope.cpp
   src/nn/attention.cpp
   src/nn/ffn.cpp

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "../src/nn/causal_attention_cpu.h"
 #include "ffnshape/compat.h"
 #include "ffnshape/nn/generation.h"
 #include "ffnshape/nn/model.h"
@@ -112,6 +113,29 @@ TEST(Rope, RotatesPairsByPositionTimesFrequency) {
   }
 }
 
+
+// The fused CPU rotation (fp32) against the rotate-half formula in double, forward and backward, on
+// heads laid out as the model's (a transposed view of the projection) at a position offset.
+TEST(Rope, FusedRotationMatchesFormulaWithGradient) {
+  torch::manual_seed(5);
+  const int64_t d = 10, T = 7, offset = 3;
+  RotaryEmbedding rope(d, 16, 500.0);
+  const auto x = torch::randn({2, T, 3, d}).transpose(1, 2).requires_grad_();  // (batch, heads, seq, dim)
+  const auto upstream = torch::randn({2, 3, T, d});
+  const auto y = rope(x, offset);
+  (y * upstream).sum().backward();
+  EXPECT_EQ(y.strides(), x.strides());  // the result keeps the input's layout: no copy downstream
+
+  const auto xd = x.detach().to(torch::kDouble).requires_grad_();
+  const auto angles = torch::outer(torch::arange(offset, offset + T, torch::kDouble),
+                                   rope_inverse_frequencies(d, 500.0).to(torch::kDouble));
+  const auto c = angles.cos(), s = angles.sin();
+  const auto x1 = xd.narrow(-1, 0, d / 2), x2 = xd.narrow(-1, d / 2, d / 2);
+  const auto expected = torch::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
+  (expected * upstream.to(torch::kDouble)).sum().backward();
+  EXPECT_LT((y.to(torch::kDouble) - expected).abs().max().item<double>(), 1e-5);
+  EXPECT_LT((x.grad().to(torch::kDouble) - xd.grad()).abs().max().item<double>(), 1e-5);
+}
 TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
   torch::manual_seed(1);
   const int64_t d = 16, T = 12;
@@ -151,6 +175,81 @@ TEST(Attention, FusedOperatorEqualsReference) {
   torch::manual_seed(2);
   const auto q = torch::randn({2, 3, 7, 8}), k = torch::randn({2, 3, 7, 8}), v = torch::randn({2, 3, 7, 8});
   EXPECT_TRUE(close(compat::causal_attention(q, k, v), compat::causal_attention_reference(q, k, v)));
+}
+
+// The CPU attention node's output and q, k, v gradients against autograd of the masked-softmax
+// formula in double: sequences that end inside a 64-row block, one position, grouped-query heads
+// (whose gradients add over the query heads of a group), odd head sizes, and inputs laid out as the
+// model's (heads as a transposed view of the projection).
+TEST(Attention, CpuNodeMatchesFormulaInDouble) {
+  torch::manual_seed(21);
+  struct Case {
+    int64_t batch, heads, kv_heads, seq, dim;
+  };
+  for (const auto& c : {Case{2, 4, 4, 150, 16}, Case{2, 2, 2, 1, 8}, Case{2, 4, 2, 70, 17}, Case{3, 6, 1, 129, 8}}) {
+    at::set_num_threads(2);
+    auto layout = [&](int64_t heads) {  // (batch, seq, heads, dim) memory seen as (batch, heads, seq, dim)
+      return torch::randn({c.batch, c.seq, heads, c.dim}).transpose(1, 2);
+    };
+    const auto q = layout(c.heads), k = layout(c.kv_heads), v = layout(c.kv_heads);
+    const auto upstream = torch::randn({c.batch, c.heads, c.seq, c.dim});
+    ASSERT_TRUE(uses_cpu_attention_node(q, k, v)) << c.seq;
+    std::vector<torch::Tensor> got_in{q.clone().requires_grad_(), k.clone().requires_grad_(),
+                                      v.clone().requires_grad_()};
+    const auto got = causal_attention(got_in[0], got_in[1], got_in[2]);
+    (got * upstream).sum().backward();
+    std::vector<torch::Tensor> ref_in;
+    for (const auto& t : {q, k, v}) ref_in.push_back(t.to(torch::kDouble).requires_grad_());
+    const int64_t group = c.heads / c.kv_heads;
+    const auto expected = compat::causal_attention_reference(ref_in[0], ref_in[1].repeat_interleave(group, 1),
+                                                             ref_in[2].repeat_interleave(group, 1));
+    (expected * upstream.to(torch::kDouble)).sum().backward();
+    auto gap = [](const torch::Tensor& a, const torch::Tensor& b) {  // one position: q and k get exact zeros
+      return ((a.to(torch::kDouble) - b).abs().max() / b.abs().max().clamp_min(1e-12)).item<double>();
+    };
+    EXPECT_LT(gap(got, expected), 1e-5) << c.seq;
+    for (int i = 0; i < 3; ++i) EXPECT_LT(gap(got_in[i].grad(), ref_in[i].grad()), 1e-5) << c.seq << " input " << i;
+  }
+}
+
+// Backward leaves the saved probabilities as they were: a second backward gives the same gradients.
+TEST(Attention, CpuNodeBackwardTwiceGivesEqualGradients) {
+  torch::manual_seed(22);
+  const auto q = torch::randn({2, 2, 100, 8}, torch::requires_grad()), k = torch::randn({2, 2, 100, 8}),
+             v = torch::randn({2, 2, 100, 8});
+  ASSERT_TRUE(uses_cpu_attention_node(q, k, v));
+  const auto loss = causal_attention(q, k, v).pow(2).sum();
+  loss.backward({}, /*retain_graph=*/true);
+  const auto first = q.grad().clone();
+  q.grad().zero_();
+  loss.backward();
+  EXPECT_TRUE(torch::equal(first, q.grad()));
+}
+
+// Outside its range the node hands over to at::scaled_dot_product_attention.
+TEST(Attention, CpuNodeRange) {
+  at::set_num_threads(2);
+  const auto fp32 = torch::randn({2, 2, 16, 8});
+  EXPECT_TRUE(uses_cpu_attention_node(fp32, fp32, fp32));
+  const auto bf16 = fp32.to(torch::kBFloat16);
+  EXPECT_FALSE(uses_cpu_attention_node(bf16, bf16, bf16));
+  const auto long_seq = torch::randn({2, 2, 513, 8});
+  EXPECT_FALSE(uses_cpu_attention_node(long_seq, long_seq, long_seq));
+  const auto one_head = torch::randn({1, 1, 16, 8});  // fewer heads than threads
+  EXPECT_FALSE(uses_cpu_attention_node(one_head, one_head, one_head));
+  EXPECT_TRUE(close(causal_attention(long_seq, long_seq, long_seq),
+                    compat::causal_attention_reference(long_seq, long_seq, long_seq), 1e-4));
+}
+
+// A NaN score makes its own query's row NaN, as the formula does, and leaves earlier queries alone.
+TEST(Attention, CpuNodeNanStaysInItsRows) {
+  auto q = torch::randn({2, 2, 10, 8});
+  const auto k = torch::randn({2, 2, 10, 8}), v = torch::randn({2, 2, 10, 8});
+  q[0][0][4][0] = std::numeric_limits<float>::quiet_NaN();
+  const auto out = causal_attention(q, k, v);
+  EXPECT_TRUE(out[0][0][4].isnan().all().item<bool>());
+  EXPECT_FALSE(out[0][0].narrow(0, 0, 4).isnan().any().item<bool>());
+  EXPECT_FALSE(out[1].isnan().any().item<bool>());
 }
 
 // GQA and QK-norm against a per-head loop written from the definitions.

@@ -1,6 +1,7 @@
 #include "ffnshape/nn/attention.h"
 
 #include "ffnshape/compat.h"
+#include "causal_attention_cpu.h"
 #include "linear.h"
 
 namespace ffnshape::nn {
@@ -45,7 +46,7 @@ torch::Tensor CausalSelfAttentionImpl::forward_cached(const torch::Tensor& x, to
     values = torch::cat({values, v}, 2);
   }
   // Grouped-query heads are shared inside the kernel.
-  auto y = offset == 0 ? compat::causal_attention(q, k, v) : compat::cached_attention(q, keys, values);
+  auto y = offset == 0 ? causal_attention(q, k, v) : compat::cached_attention(q, keys, values);
   return o_proj(y.transpose(1, 2).reshape({batch, seq, n_heads * head_dim}));
 }
 

@@ -1,5 +1,6 @@
 #include "cpu_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -40,6 +41,51 @@ inline float exp_inline(float x) {
 
 constexpr int kLanes = 16;  // one AVX-512 register of floats; two AVX2 ones
 
+// Reductions keep kLanes partial results: GCC vectorises them without reassociating float sums.
+inline float max_of(const float* __restrict x, int64_t n) {
+  const int64_t body = n - n % kLanes;
+  float lane_max[kLanes];
+  for (int l = 0; l < kLanes; ++l) lane_max[l] = -INFINITY;
+  for (int64_t j = 0; j < body; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lane_max[l] = lane_max[l] > x[j + l] ? lane_max[l] : x[j + l];
+  }
+  float m = -INFINITY;
+  for (int l = 0; l < kLanes; ++l) m = m > lane_max[l] ? m : lane_max[l];
+  for (int64_t j = body; j < n; ++j) m = m > x[j] ? m : x[j];
+  return m;
+}
+
+inline float dot_of(const float* __restrict x, const float* __restrict y, int64_t n) {
+  const int64_t body = n - n % kLanes;
+  float lane_sum[kLanes] = {};
+  for (int64_t j = 0; j < body; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lane_sum[l] += x[j + l] * y[j + l];
+  }
+  float sum = 0.0f;
+  for (int l = 0; l < kLanes; ++l) sum += lane_sum[l];
+  for (int64_t j = body; j < n; ++j) sum += x[j] * y[j];
+  return sum;
+}
+
+// x[j] = exp(scale * x[j] - shift) in place; returns the sum of the new values.
+inline float exp_in_place(float* __restrict x, int64_t n, float scale, float shift) {
+  const int64_t body = n - n % kLanes;
+  float lane_sum[kLanes] = {};
+  for (int64_t j = 0; j < body; j += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      x[j + l] = exp_inline(scale * x[j + l] - shift);
+      lane_sum[l] += x[j + l];
+    }
+  }
+  float sum = 0.0f;
+  for (int l = 0; l < kLanes; ++l) sum += lane_sum[l];
+  for (int64_t j = body; j < n; ++j) {
+    x[j] = exp_inline(scale * x[j] - shift);
+    sum += x[j];
+  }
+  return sum;
+}
+
 }  // namespace
 
 FFNSHAPE_CPU_CLONES
@@ -47,14 +93,7 @@ void logsumexp_rows(const float* __restrict x, int64_t cols, int64_t begin, int6
   const int64_t body = cols - cols % kLanes;
   for (int64_t r = begin; r < end; ++r) {
     const float* row = x + r * cols;
-    float lane_max[kLanes];
-    for (int l = 0; l < kLanes; ++l) lane_max[l] = -INFINITY;
-    for (int64_t j = 0; j < body; j += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lane_max[l] = lane_max[l] > row[j + l] ? lane_max[l] : row[j + l];
-    }
-    float m = -INFINITY;
-    for (int l = 0; l < kLanes; ++l) m = m > lane_max[l] ? m : lane_max[l];
-    for (int64_t j = body; j < cols; ++j) m = m > row[j] ? m : row[j];
+    const float m = max_of(row, cols);
     if (std::isinf(m)) {  // all -inf gives -inf, any +inf gives +inf; a NaN reaches lse through the sum
       lse[r] = m;
       continue;
@@ -78,6 +117,50 @@ void scaled_softmax_rows(const float* __restrict x, const float* __restrict lse,
     float* out_row = out + r * cols;
     const float shift = lse[r], s = scale[r];
     for (int64_t j = 0; j < cols; ++j) out_row[j] = s * exp_inline(row[j] - shift);
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void causal_softmax_rows(float* __restrict scores, int64_t ld, int64_t rows, int64_t first_row, int64_t cols,
+                         float scale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = scores + r * ld;
+    const int64_t seen = std::min(first_row + r + 1, cols);  // keys this query attends to
+    const float shift = scale * max_of(row, seen);               // scale > 0 keeps the maximum
+    const float inverse = 1.0f / exp_in_place(row, seen, scale, shift);
+    for (int64_t j = 0; j < seen; ++j) row[j] *= inverse;
+    std::fill(row + seen, row + cols, 0.0f);
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void causal_softmax_backward_rows(const float* __restrict p, float* __restrict dp, int64_t ld, int64_t rows,
+                                  int64_t first_row, int64_t cols, float scale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p_row = p + r * ld;
+    float* d_row = dp + r * ld;
+    const int64_t seen = std::min(first_row + r + 1, cols);
+    const float dot = dot_of(p_row, d_row, seen);
+    for (int64_t j = 0; j < seen; ++j) d_row[j] = scale * p_row[j] * (d_row[j] - dot);
+    std::fill(d_row + seen, d_row + cols, 0.0f);
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void rotate_half_rows(const float* __restrict x, int64_t ld_x, const float* __restrict cos, const float* __restrict sin,
+                      int64_t rows, int64_t half, float sign, float* __restrict y, int64_t ld_y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x1 = x + r * ld_x;
+    const float* x2 = x1 + half;
+    const float* c = cos + r * half;
+    const float* s = sin + r * half;
+    float* y1 = y + r * ld_y;
+    float* y2 = y1 + half;
+    for (int64_t j = 0; j < half; ++j) {
+      const float signed_sin = sign * s[j];
+      y1[j] = x1[j] * c[j] - x2[j] * signed_sin;
+      y2[j] = x2[j] * c[j] + x1[j] * signed_sin;
+    }
   }
 }
 

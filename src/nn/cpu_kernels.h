@@ -1,7 +1,8 @@
-// Internal to src/nn: the loss's row loops, each one pass over memory where ATen runs several kernels.
-// Plain C++ on raw pointers, without torch headers: each function is compiled for AVX-512, AVX2 and
-// baseline x86-64 and the loader picks the best one the CPU has. The caller (fused_ops.cpp) splits
-// the rows between threads and keeps the autograd bookkeeping.
+// Internal to src/nn: the row loops of the fused loss and of causal attention's softmax, each one pass
+// over memory where ATen runs several kernels. Plain C++ on raw pointers, without torch headers: each
+// function is compiled for AVX-512, AVX2 and baseline x86-64 and the loader picks the best one the
+// CPU has. The callers (fused_ops.cpp, causal_attention_cpu.cpp) split the work between threads and
+// keep the autograd bookkeeping.
 #pragma once
 
 #include <cstdint>
@@ -14,5 +15,21 @@ void logsumexp_rows(const float* x, int64_t cols, int64_t begin, int64_t end, fl
 // For rows [begin, end): out[r, j] = scale[r] * exp(x[r, j] - lse[r]), the softmax scaled per row.
 void scaled_softmax_rows(const float* x, const float* lse, const float* scale, int64_t cols, int64_t begin,
                          int64_t end, float* out);
+
+// Causal softmax of a block of one head's attention scores, in place. The block is `rows` rows of a
+// row-major matrix with leading dimension ld; row r is query first_row + r and holds the scores of
+// keys 0 .. cols - 1. Each row becomes softmax(scale * row) over keys 0 .. first_row + r and 0 after.
+void causal_softmax_rows(float* scores, int64_t ld, int64_t rows, int64_t first_row, int64_t cols, float scale);
+
+// Its backward, in place over the probabilities' gradient dp (same block layout as above, p the
+// forward's output): ds = scale * p * (dp - sum_j dp_j p_j) up to the diagonal, 0 after.
+void causal_softmax_backward_rows(const float* p, float* dp, int64_t ld, int64_t rows, int64_t first_row,
+                                  int64_t cols, float scale);
+
+// Rotary embedding of `rows` rows of 2 * half floats (row r at x + r * ld_x, out at y + r * ld_y; cos
+// and sin hold half floats per row, row-major): (y1, y2) = (x1 c - sign x2 s, x2 c + sign x1 s) for
+// the two halves x1, x2. sign 1 rotates forward; sign -1 rotates back, which is the backward.
+void rotate_half_rows(const float* x, int64_t ld_x, const float* cos, const float* sin, int64_t rows, int64_t half,
+                      float sign, float* y, int64_t ld_y);
 
 }  // namespace ffnshape::nn::kernels

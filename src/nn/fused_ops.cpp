@@ -89,7 +89,56 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
   }
 };
 
+// The rotation over every (batch, head) of a 4-D tensor whose rows (last dimension) are contiguous.
+void rotate_heads(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, float sign,
+                  torch::Tensor& y) {
+  const int64_t heads = x.size(1), seq = x.size(2), half = x.size(3) / 2;
+  const float *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>(), *in = x.data_ptr<float>();
+  float* out = y.data_ptr<float>();
+  at::parallel_for(0, x.size(0) * heads, std::max<int64_t>(1, kGrainElements / (seq * 2 * half)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t task = begin; task < end; ++task) {
+                       const int64_t b = task / heads, h = task % heads;
+                       kernels::rotate_half_rows(in + b * x.stride(0) + h * x.stride(1), x.stride(2), c, s, seq,
+                                                 half, sign, out + b * y.stride(0) + h * y.stride(1), y.stride(2));
+                     }
+                   });
+}
+
+torch::Tensor rows_contiguous(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
+
+// Forward rotates by the position's angles; backward rotates the gradient back (the transpose of a
+// rotation is its inverse). Outputs and gradients take their inputs' memory layout.
+struct RotaryFunction : public torch::autograd::Function<RotaryFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x_in, const torch::Tensor& cos,
+                               const torch::Tensor& sin) {
+    const auto x = rows_contiguous(x_in);
+    auto y = torch::empty_like(x);
+    rotate_heads(x, cos, sin, 1.0f, y);
+    ctx->save_for_backward({cos, sin});
+    ctx->saved_data["strides"] = y.strides().vec();
+    return y;
+  }
+
+  static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto grad = rows_contiguous(grads[0]);
+    auto dx = torch::empty_strided(grad.sizes(), ctx->saved_data["strides"].toIntVector(), grad.options());
+    rotate_heads(grad, saved[0], saved[1], -1.0f, dx);
+    return {dx, torch::Tensor(), torch::Tensor()};
+  }
+};
+
 }  // namespace
+
+torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  const bool fused = x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(-1) % 2 == 0 &&
+                     cos.scalar_type() == torch::kFloat && cos.is_contiguous() && sin.is_contiguous();
+  if (fused) return RotaryFunction::apply(x, cos, sin);
+  const auto halves = x.chunk(2, -1);
+  const auto c = cos.to(x.scalar_type()), s = sin.to(x.scalar_type());
+  return torch::cat({halves[0] * c - halves[1] * s, halves[1] * c + halves[0] * s}, -1);
+}
 
 LossTerms cross_entropy_with_z_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t ignore_index,
                                     double z_weight) {

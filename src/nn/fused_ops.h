@@ -1,7 +1,8 @@
-// Internal to src/nn: the language model's loss as one autograd node with one-pass CPU kernels
-// (cpu_kernels.h): the composite formula's values and gradients to fp32 rounding, without the
-// log-probability matrix that cross_entropy writes and keeps. Other devices and dtypes run the
-// composite formula itself.
+// Internal to src/nn: autograd nodes with one-pass CPU kernels (cpu_kernels.h) for fp32 training on
+// the CPU, where the composite formulas run several ATen kernels and keep their intermediates: the
+// language model's loss (without the log-probability matrix that cross_entropy writes and keeps) and
+// rotary embeddings. Values and gradients equal the composite formulas' to fp32 rounding; other
+// devices and dtypes run the composite formulas themselves.
 #pragma once
 
 #include <torch/torch.h>
@@ -16,5 +17,9 @@ struct LossTerms {
 // logits: (rows, vocab), fp32; targets: (rows,) int64, ignore_index marks rows left out of both means.
 LossTerms cross_entropy_with_z_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t ignore_index,
                                     double z_weight);
+
+// Rotary embedding of x (batch, heads, seq, 2 * half) with cos and sin (seq, half): the first and
+// second halves of each head are rotated as (x1 c - x2 s, x2 c + x1 s). The result has x's layout.
+torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
 }  // namespace ffnshape::nn

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "fused_ops.h"
+
 namespace ffnshape::nn {
 
 torch::Tensor rope_inverse_frequencies(int64_t head_dim, double theta, const std::optional<RopeScaling>& scaling) {
@@ -32,12 +34,7 @@ RotaryEmbeddingImpl::RotaryEmbeddingImpl(int64_t head_dim, int64_t max_seq_len, 
 torch::Tensor RotaryEmbeddingImpl::forward(const torch::Tensor& x, int64_t offset) {
   const auto seq = x.size(-2);
   TORCH_CHECK(offset + seq <= cos.size(0), "sequence length ", offset + seq, " exceeds model.max_seq_len ", cos.size(0));
-  const auto c = cos.narrow(0, offset, seq).to(x.scalar_type());
-  const auto s = sin.narrow(0, offset, seq).to(x.scalar_type());
-  const auto halves = x.chunk(2, -1);
-  const auto& x1 = halves[0];
-  const auto& x2 = halves[1];
-  return torch::cat({x1 * c - x2 * s, x2 * c + x1 * s}, -1);
+  return rotate_half(x, cos.narrow(0, offset, seq), sin.narrow(0, offset, seq));
 }
 
 }  // namespace ffnshape::nn

@@ -1,0 +1,24 @@
+// Internal to src/nn: causal self-attention for fp32 training on the CPU as one autograd node.
+//
+// LibTorch's CPU flash-attention kernel runs its matrix products in small tiles, recomputes the
+// probabilities in backward and reaches about a third of the GEMM rate on training shapes (batch x
+// heads >= threads, sequences of a few hundred). This node keeps the probabilities instead (the
+// lower block triangle of a seq x seq matrix per head, saved for backward), runs every product as
+// one BLAS call per head and block row or column, skipping the blocks above the diagonal, and does
+// the softmax and its backward in one pass per row (cpu_kernels.h). Outside its range (other
+// devices or dtypes, longer sequences, too few heads to fill the threads, no BLAS found) callers
+// get at::scaled_dot_product_attention, which stays the reference in the tests.
+#pragma once
+
+#include <torch/torch.h>
+
+namespace ffnshape::nn {
+
+// q: (batch, heads, seq, head_dim); k, v: (batch, kv_heads, seq, head_dim) with heads a multiple of
+// kv_heads (grouped-query attention). Query i attends to keys 0..i with scale 1/sqrt(head_dim).
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
+// Whether causal_attention takes the CPU node for these inputs (tests and benchmarks ask).
+bool uses_cpu_attention_node(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
+}  // namespace ffnshape::nn
