@@ -18,22 +18,31 @@ def load(path):
     return json.load(open(path)) if os.path.exists(path) else None
 
 
+def paired_ratio(ours, theirs):
+    """Median over repeats of ours / theirs from the same repeat: the two runs of a repeat are back to
+    back, so a host whose speed drifts over minutes moves both (a ratio of medians mixes runs minutes
+    apart). None when no repeat has both."""
+    ratios = [a["tokens_per_s"] / b["tokens_per_s"] for a, b in zip(ours, theirs) if a and b]
+    return statistics.median(ratios) if ratios else None
+
+
 def row(work, config, dtype, repeats, device, peak):
     name = os.path.basename(config)
     params = json.load(open(os.path.join(work, name + ".params.json")))
     params = params[0] if isinstance(params, list) else params
     flops_per_token = float(params["flops_per_token_training"])
-    runs = {}
+    runs, by_repeat = {}, {}
     for side in ("cpp", "py", "pyc"):
         found = [load(os.path.join(work, f"{name[:-5]}.{dtype}.{i}.{side}.json")) for i in range(1, repeats + 1)]
+        by_repeat[side] = found
         runs[side] = [r for r in found if r]
     tps = {side: statistics.median(r["tokens_per_s"] for r in runs[side]) for side in runs if runs[side]}
     # MFU: against the GPU's published dense peak where bench_train_speed knows it, else the measured one.
     published = runs["cpp"][0].get("published_peak_flops", 0) if device == "cuda" else 0
     denominator = published or peak[dtype]
     mfu = {side: tps[side] * flops_per_token / denominator for side in tps}
-    vs_eager = tps["cpp"] / tps["py"]
-    vs_compile = tps["cpp"] / tps["pyc"] if "pyc" in tps else None
+    vs_eager = paired_ratio(by_repeat["cpp"], by_repeat["py"])
+    vs_compile = paired_ratio(by_repeat["cpp"], by_repeat["pyc"])
     if device == "cuda":
         memory = f"{runs['cpp'][0]['peak_memory_bytes'] / 1e9:.2f} / {runs['py'][0]['peak_memory_bytes'] / 1e9:.2f} GB"
     else:

@@ -12,8 +12,9 @@
 # $BENCH, else build/ffnshape) for the training FLOPs per token, PYTHON (default the project's
 # .venv/bin/python, whose torch wheel is the LibTorch of the build).
 #
-# Each row runs C++, eager Python and compiled Python in turn (--repeats times each, median
-# reported; compilation happens in the untimed warmup). MFU = tokens/s x flops_per_token_training /
+# Each row runs C++, eager Python and compiled Python in turn (--repeats times each; tokens/s is the
+# median per side, a ratio the median of each repeat's ratio between its back-to-back runs;
+# compilation happens in the untimed warmup). MFU = tokens/s x flops_per_token_training /
 # peak: on the CPU the matmul peak measured here (1024^3, same threads and dtype), on a GPU the
 # published dense peak of the device (bench_train_speed reports it; else the measured 8192^3 one).
 # bench/speed_table.py makes the table. --floor adds, per row, one more ffnshape run that records a
