@@ -48,6 +48,7 @@ time.sleep(3)' "$port" &
   wait "$late" || fail "rank 1 after a closed store: $(cat "$tmp/again1")"
   wait "$first" || fail "rank 0 after a closed store: $(cat "$tmp/again0")"
   grep -qx "rank 1 of 2: sum 3, broadcast 6" "$tmp/again1" || fail "rank 1 printed: $(cat "$tmp/again1")"
+  ! grep -q "frame #" "$tmp/again1" || fail "a C++ backtrace from the lost store: $(head -c 600 "$tmp/again1")"
 else
   echo "skipped the closed-store case: $python has no torch.distributed"
 fi

@@ -160,6 +160,19 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const std::string& address, c10
   }
 }
 
+// c10d logs a lost store connection as a warning with a C++ backtrace before it throws; while a rank
+// joins, that loss is expected (see join_store) and any failure is reported by the join's own message.
+class QuietStoreWarnings {
+ public:
+  QuietStoreWarnings() : previous_(FLAGS_caffe2_log_level) { FLAGS_caffe2_log_level = std::max(previous_, 2); }
+  ~QuietStoreWarnings() { FLAGS_caffe2_log_level = previous_; }
+  QuietStoreWarnings(const QuietStoreWarnings&) = delete;
+  QuietStoreWarnings& operator=(const QuietStoreWarnings&) = delete;
+
+ private:
+  int previous_;  // c10's levels: 0 info, 1 warning, 2 error
+};
+
 // The job's store, under `prefix`, once every rank has checked in. A client can reach the store of
 // the job that rank 0 is still finishing on the same port (an experiment's previous run, while rank 0
 // profiles it) and lose it when rank 0 closes it: it then connects again, until the join deadline.
@@ -167,6 +180,7 @@ c10::intrusive_ptr<c10d::Store> join_store(const DistributedEnv& env, const c10d
                                            const std::string& prefix, std::chrono::milliseconds timeout,
                                            std::chrono::milliseconds join_timeout,
                                            const std::function<bool()>& cancelled) {
+  const QuietStoreWarnings quiet;
   const auto deadline = std::chrono::steady_clock::now() + join_timeout;
   for (;;) {
     const auto left = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
