@@ -36,6 +36,13 @@ expect 0 "dry run" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/tw
 contains "solved d_model" "$out" "dry run shows the solved dimensions"
 contains "attention" "$out" "dry run shows the attention / ffn split"
 [ ! -e "$tmp/two" ] || fail "dry run created the run root"
+# --set overrides every arm after the file's own: both arms get 2 layers; an unknown key is exit 2.
+expect 0 "dry run with --set" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" --dry-run \
+  --set model.n_layers=2
+[ "$(grep -c ", 2 layers," <<<"$out")" = 2 ] || fail "--set model.n_layers=2 in both arms: $out"
+expect 2 "--set with an unknown key" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" --dry-run \
+  --set train.bogus=1
+contains "train.bogus" "$err" "--set unknown key message"
 
 # Interrupt the experiment while the second run trains, then rerun it.
 "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" >"$tmp/first.log" 2>&1 &

@@ -1,4 +1,4 @@
-// ffnshape experiment EXPERIMENT.yaml [--run-root DIR] [--only ARM] [--dry-run]
+// ffnshape experiment EXPERIMENT.yaml [--run-root DIR] [--only ARM] [--set k=v]... [--dry-run]
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,11 +16,13 @@ struct ExperimentCliOptions {
   std::string file;
   std::string run_root;
   std::string only;
+  std::vector<std::string> overrides;  // applied to every arm, after the file's own
   bool dry_run = false;
 };
 
 int run(const ExperimentCliOptions& o) {
-  const auto spec = experiment::load_experiment(o.file);
+  auto spec = experiment::load_experiment(o.file);
+  for (auto& arm : spec.arms) arm.overrides.insert(arm.overrides.end(), o.overrides.begin(), o.overrides.end());
   experiment::ExperimentOptions options;
   options.run_root = o.run_root.empty() ? (std::filesystem::path("runs") / spec.name).string() : o.run_root;
   options.only = o.only;
@@ -47,6 +49,8 @@ Subcommand add_experiment_command(CLI::App& app) {
   sub->add_option("experiment", o->file, "Experiment YAML")->required()->check(CLI::ExistingFile);
   sub->add_option("--run-root", o->run_root, "Folder of the experiment's runs and report (default runs/<name>)");
   sub->add_option("--only", o->only, "Train only this arm (and the run its schedule is profiled from)");
+  sub->add_option("--set", o->overrides, "Override a key of every arm, after the file's own: dotted.key=value (repeatable)")
+      ->allow_extra_args(false);
   sub->add_flag("--dry-run", o->dry_run, "Print each arm's solved shape, parameters and budget error; train nothing");
   return {sub, [o] { return run(*o); }};
 }
