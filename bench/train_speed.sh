@@ -55,9 +55,9 @@ done
 [[ -x "$FFNSHAPE_CLI" ]] || { echo "error: $FFNSHAPE_CLI not found; build ffnshape_cli or set FFNSHAPE_CLI" >&2; exit 2; }
 "$PYTHON" -c 'import torch, yaml' 2>/dev/null || {
   echo "error: $PYTHON lacks torch or yaml: run scripts/setup.sh (or set PYTHON)" >&2; exit 2; }
-# Without native bf16 products (avx512_bf16 or amx_bf16) oneDNN emulates them about 200x slower than
-# fp32: a default run leaves bf16 out there; --dtypes still asks for it.
-if [[ $device == cpu && $dtypes_given -eq 0 ]] && ! grep -qwE "avx512_bf16|amx_bf16" /proc/cpuinfo 2>/dev/null; then
+# Without native bf16 products oneDNN emulates them about 200x slower than fp32: a default run leaves
+# bf16 out there; --dtypes still asks for it.
+if [[ $device == cpu && $dtypes_given -eq 0 ]] && ! bash scripts/cpu_has_native_bf16.sh; then
   dtypes="fp32"
   echo "note: this CPU has no native bf16 products; measuring fp32 only (--dtypes bf16 to measure it anyway)" >&2
 fi

@@ -30,11 +30,10 @@ esac
 if [ ! -f "data/$corpus/meta.json" ]; then
   "$ffnshape" data prepare --input "data/$corpus/text" --out "data/$corpus" --vocab-size 4096 --val-fraction 0.05
 fi
-# The demo configs train in bf16, which a CPU without native bf16 products (avx512_bf16 or amx_bf16)
-# emulates about 200x slower than fp32: there the demo trains in fp32, so its figures are not the
-# README's, which were measured in bf16.
+# The demo configs train in bf16, which a CPU without native bf16 products emulates about 200x slower
+# than fp32: there the demo trains in fp32, so its figures are not the README's, which are bf16.
 precision=()
-if ! grep -qwE "avx512_bf16|amx_bf16" /proc/cpuinfo 2>/dev/null; then
+if ! bash scripts/cpu_has_native_bf16.sh; then
   echo "demo: this CPU has no native bf16 products; training in fp32 (--set train.precision=fp32)"
   precision=(--set train.precision=fp32)
 fi

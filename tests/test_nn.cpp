@@ -53,6 +53,12 @@ void randomize(torch::nn::Module& m) {
   for (auto& p : m.parameters()) p.copy_(torch::randn_like(p) * 0.3 + (p.dim() == 1 ? 1.0 : 0.0));
 }
 
+// Largest difference of `a` from the double reference `b`, relative to b's largest magnitude (a
+// reference of exact zeros, as one position's q and k gradients in attention, counts as 1e-12).
+double relative_gap(const torch::Tensor& a, const torch::Tensor& b) {
+  return ((a.to(torch::kDouble) - b).abs().max() / b.abs().max().clamp_min(1e-12)).item<double>();
+}
+
 bool close(const torch::Tensor& a, const torch::Tensor& b, double tol = 1e-5) {
   return torch::allclose(a, b, tol, tol);
 }
@@ -83,9 +89,6 @@ TEST(RMSNorm, BackwardMatchesAutogradOfTheFormula) {
     (rms(xr, wr, 1e-5) * upstream.to(x.scalar_type()).to(torch::kDouble)).sum().backward();
     return std::make_pair(xr.grad(), wr.grad());
   };
-  auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
-    return ((a.to(torch::kDouble) - b).abs().max() / b.abs().max()).item<double>();
-  };
   for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
     norm->zero_grad();
     auto x = torch::randn({4, 7, 16}).to(dtype).requires_grad_(true);
@@ -93,8 +96,8 @@ TEST(RMSNorm, BackwardMatchesAutogradOfTheFormula) {
     const auto [dx, dw] = reference(x.detach());
     EXPECT_EQ(x.grad().scalar_type(), dtype);
     const double tol = dtype == torch::kFloat ? 1e-6 : 1e-2;  // bf16: the result's own rounding
-    EXPECT_LT(relative(x.grad(), dx), tol) << dtype;
-    EXPECT_LT(relative(norm->weight.grad(), dw), tol) << dtype;
+    EXPECT_LT(relative_gap(x.grad(), dx), tol) << dtype;
+    EXPECT_LT(relative_gap(norm->weight.grad(), dw), tol) << dtype;
   }
 }
 
@@ -204,11 +207,10 @@ TEST(Attention, CpuNodeMatchesFormulaInDouble) {
     const auto expected = compat::causal_attention_reference(ref_in[0], ref_in[1].repeat_interleave(group, 1),
                                                              ref_in[2].repeat_interleave(group, 1));
     (expected * upstream.to(torch::kDouble)).sum().backward();
-    auto gap = [](const torch::Tensor& a, const torch::Tensor& b) {  // one position: q and k get exact zeros
-      return ((a.to(torch::kDouble) - b).abs().max() / b.abs().max().clamp_min(1e-12)).item<double>();
-    };
-    EXPECT_LT(gap(got, expected), 1e-5) << c.seq;
-    for (int i = 0; i < 3; ++i) EXPECT_LT(gap(got_in[i].grad(), ref_in[i].grad()), 1e-5) << c.seq << " input " << i;
+    EXPECT_LT(relative_gap(got, expected), 1e-5) << c.seq;
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_LT(relative_gap(got_in[i].grad(), ref_in[i].grad()), 1e-5) << c.seq << " input " << i;
+    }
   }
 }
 
@@ -309,9 +311,6 @@ TEST(Ffn, SwiGLUGradientsMatchAutogradOfTheFormula) {
   randomize(*block);
   const auto x = torch::randn({4, 300, 32});
   const auto upstream = torch::randn({4, 300, 32});
-  auto relative = [](const torch::Tensor& a, const torch::Tensor& b) {
-    return ((a.to(torch::kDouble) - b).abs().max() / b.abs().max()).item<double>();
-  };
   std::vector<torch::Tensor> weights;  // norm, gate, up, down, in double
   for (const auto& w : {block->norm->weight, block->gate->weight, block->up->weight, block->down->weight}) {
     weights.push_back(w.detach().to(torch::kDouble).requires_grad_(true));
@@ -328,11 +327,13 @@ TEST(Ffn, SwiGLUGradientsMatchAutogradOfTheFormula) {
     const auto y = block(xi);
     (y.to(torch::kFloat) * upstream).sum().backward();
     const double tol = dtype == torch::kFloat ? 1e-5 : 3e-2;
-    EXPECT_LT(relative(y, expected.detach()), tol) << dtype;
-    EXPECT_LT(relative(xi.grad(), xr.grad()), tol) << dtype;
+    EXPECT_LT(relative_gap(y, expected.detach()), tol) << dtype;
+    EXPECT_LT(relative_gap(xi.grad(), xr.grad()), tol) << dtype;
     const std::vector<torch::Tensor> grads{block->norm->weight.grad(), block->gate->weight.grad(),
                                            block->up->weight.grad(), block->down->weight.grad()};
-    for (size_t i = 0; i < grads.size(); ++i) EXPECT_LT(relative(grads[i], weights[i].grad()), tol) << dtype << " " << i;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      EXPECT_LT(relative_gap(grads[i], weights[i].grad()), tol) << dtype << " " << i;
+    }
     block->to(torch::kFloat);
   }
 }

@@ -9,6 +9,7 @@
 
 #include "cpu_kernels.h"
 #include "ffnshape/compat.h"
+#include "fused_ops.h"
 
 namespace ffnshape::nn {
 namespace {
@@ -101,9 +102,6 @@ void backward_head(const Gemm& gemm, HeadRows q, HeadRows k, HeadRows v, HeadRow
   }
 }
 
-// The last dimension must be contiguous for the BLAS; the others may have any strides.
-torch::Tensor rows_contiguous(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
-
 struct CausalAttentionFunction : public torch::autograd::Function<CausalAttentionFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q_in, const torch::Tensor& k_in,
                                const torch::Tensor& v_in) {
@@ -144,9 +142,9 @@ struct CausalAttentionFunction : public torch::autograd::Function<CausalAttentio
       for (int64_t task = begin; task < end; ++task) {
         const int64_t b = task / kv_heads, g = task % kv_heads;
         for (int64_t h = g * group; h < (g + 1) * group; ++h) {
-          backward_head(gemm, head(q, b, h), head(k, b, g), head(v, b, g), head(d_out, b, h),
-                        probs.data_ptr<float>() + (b * heads + h) * seq * seq, ds.data(), head(dq, b, h), head(dk, b, g), head(dv, b, g),
-                        seq, dim, scale, h == g * group ? 0.0f : 1.0f);
+          const float* p = probs.data_ptr<float>() + (b * heads + h) * seq * seq;
+          backward_head(gemm, head(q, b, h), head(k, b, g), head(v, b, g), head(d_out, b, h), p, ds.data(),
+                        head(dq, b, h), head(dk, b, g), head(dv, b, g), seq, dim, scale, h == g * group ? 0.0f : 1.0f);
         }
       }
     });

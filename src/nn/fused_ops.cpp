@@ -105,8 +105,6 @@ void rotate_heads(const torch::Tensor& x, const torch::Tensor& cos, const torch:
                    });
 }
 
-torch::Tensor rows_contiguous(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
-
 // Forward rotates by the position's angles; backward rotates the gradient back (the transpose of a
 // rotation is its inverse). Outputs and gradients take their inputs' memory layout.
 struct RotaryFunction : public torch::autograd::Function<RotaryFunction> {
@@ -130,6 +128,8 @@ struct RotaryFunction : public torch::autograd::Function<RotaryFunction> {
 };
 
 }  // namespace
+
+torch::Tensor rows_contiguous(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
 
 torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
   const bool fused = x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(-1) % 2 == 0 &&

@@ -22,4 +22,8 @@ LossTerms cross_entropy_with_z_loss(const torch::Tensor& logits, const torch::Te
 // second halves of each head are rotated as (x1 c - x2 s, x2 c + x1 s). The result has x's layout.
 torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
+// t itself when its last dimension is contiguous (what the row kernels and the BLAS need; the other
+// dimensions may have any strides), else a contiguous copy.
+torch::Tensor rows_contiguous(const torch::Tensor& t);
+
 }  // namespace ffnshape::nn

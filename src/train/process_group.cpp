@@ -217,7 +217,8 @@ ProcessGroup::ProcessGroup(const DistributedEnv& env, std::chrono::milliseconds 
     // Keys of each group under their own prefix: a process may join several jobs in turn (an
     // experiment's runs), and torchrun's agent store outlives them all.
     static int generation = 0;
-    impl_->store = join_store(env, options, "ffnshape/" + std::to_string(generation++), timeout, join_timeout, cancelled);
+    const auto prefix = "ffnshape/" + std::to_string(generation++);
+    impl_->store = join_store(env, options, prefix, timeout, join_timeout, cancelled);
     impl_->backend = make_backend(impl_->store, env, device, timeout);
   } catch (const Cancelled&) {
     throw DistributedError("rank " + std::to_string(env.rank) + " was stopped (SIGINT / SIGTERM) while it waited for the "
