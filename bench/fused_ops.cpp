@@ -3,6 +3,8 @@
 // - the loss (src/nn/fused_ops.h: cross-entropy + z-loss in one node) against the composite formula,
 //   on the logits of configs/demo/conventional.yaml at batch 8 x 256 (2048 x 4096) and of a 32k
 //   vocabulary (512 x 32768);
+// - RMSNorm (fused_ops.h) against its composite formula, at the demo models' widths;
+// - SwiGLU's product silu(gate) * up (fused_ops.h) against the two ATen operators, at the demo FFNs' widths;
 // - causal attention (src/nn/causal_attention_cpu.h) against at::scaled_dot_product_attention (the
 //   CPU flash kernel), on the heads of the demo configs at batch 8 x 256 and of longer sequences.
 // Both sides run in one process with the trainer's host-memory setting; best of --repeats timings of
@@ -115,6 +117,28 @@ int main(int argc, char** argv) {
           const auto terms = ffnshape::nn::cross_entropy_with_z_loss(t[0], targets, -100, 1e-4);
           (terms.cross_entropy + terms.z_loss).backward();
         });
+  }
+  // RMSNorm on the residual stream of conventional.yaml (256) and hourglass.yaml (347), batch 8 x 256.
+  for (const int64_t width : {256, 347}) {
+    const std::vector<torch::Tensor> x_weight{torch::randn({2048, width}), torch::rand({width}) + 0.5};
+    const auto upstream = torch::randn({2048, width});
+    const auto name = "rms_norm 2048x" + std::to_string(width) + " fp32";
+    row(a, name.c_str(), x_weight,
+        [&](std::vector<torch::Tensor>& t) {
+          ((t[0] * torch::rsqrt(t[0].pow(2).mean(-1, true) + 1e-5) * t[1]) * upstream).sum().backward();
+        },
+        [&](std::vector<torch::Tensor>& t) {
+          (ffnshape::nn::rms_norm_cpu(t[0], t[1], 1e-5) * upstream).sum().backward();
+        });
+  }
+  // SwiGLU's product at the FFN widths of conventional.yaml (704) and hourglass.yaml (116), batch 8 x 256.
+  for (const int64_t hidden : {704, 116}) {
+    const std::vector<torch::Tensor> gate_up{torch::randn({2048, hidden}) * 3.0, torch::randn({2048, hidden})};
+    const auto upstream = torch::randn({2048, hidden});
+    const auto name = "swiglu 2048x" + std::to_string(hidden) + " fp32";
+    row(a, name.c_str(), gate_up,
+        [&](std::vector<torch::Tensor>& t) { (torch::silu(t[0]) * t[1] * upstream).sum().backward(); },
+        [&](std::vector<torch::Tensor>& t) { (ffnshape::nn::swiglu(t[0], t[1]) * upstream).sum().backward(); });
   }
   // (batch, heads, seq, head_dim): conventional.yaml and hourglass.yaml at batch 8, then longer sequences.
   for (const auto& shape : std::vector<std::vector<int64_t>>{{8, 4, 256, 64}, {8, 4, 256, 68}, {4, 4, 512, 64}}) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "../src/nn/causal_attention_cpu.h"
+#include "../src/nn/fused_ops.h"
 #include "ffnshape/compat.h"
 #include "ffnshape/nn/generation.h"
 #include "ffnshape/nn/model.h"
@@ -99,6 +100,37 @@ TEST(RMSNorm, BackwardMatchesAutogradOfTheFormula) {
     EXPECT_LT(relative_gap(x.grad(), dx), tol) << dtype;
     EXPECT_LT(relative_gap(norm->weight.grad(), dw), tol) << dtype;
   }
+}
+
+// The fused fp32 CPU node on 150 rows (two whole blocks of the weight gradient's 64-row sums and a
+// partial one), 37 columns (not a multiple of the vector width) and a non-contiguous input, against
+// the formula in double; the weight gradient is the same bits on one thread and on three.
+TEST(RMSNorm, FusedCpuNodeMatchesFormulaAndIgnoresThreadCount) {
+  torch::manual_seed(3);
+  RMSNorm norm(37, 1e-5);
+  randomize(*norm);
+  ASSERT_TRUE(uses_cpu_rms_norm(torch::zeros({1, 37}), norm->weight));
+  const auto input = (torch::randn({37, 150}) * 3.0).t();  // (150, 37), column-major
+  const auto upstream = torch::randn({150, 37});
+  auto xr = input.to(torch::kDouble).requires_grad_(true);
+  auto wr = norm->weight.detach().to(torch::kDouble).requires_grad_(true);
+  const auto expected = rms(xr, wr, 1e-5);
+  (expected * upstream.to(torch::kDouble)).sum().backward();
+  const int threads = torch::get_num_threads();
+  std::vector<torch::Tensor> weight_grads;
+  for (const int n : {1, 3}) {
+    torch::set_num_threads(n);
+    norm->zero_grad();
+    auto x = input.detach().requires_grad_(true);
+    const auto y = norm(x);
+    (y * upstream).sum().backward();
+    EXPECT_LT(relative_gap(y, expected.detach()), 1e-6) << n;
+    EXPECT_LT(relative_gap(x.grad(), xr.grad()), 1e-6) << n;
+    EXPECT_LT(relative_gap(norm->weight.grad(), wr.grad()), 1e-6) << n;
+    weight_grads.push_back(norm->weight.grad().clone());
+  }
+  torch::set_num_threads(threads);
+  EXPECT_TRUE(torch::equal(weight_grads[0], weight_grads[1]));
 }
 
 TEST(Rope, RotatesPairsByPositionTimesFrequency) {
@@ -336,6 +368,35 @@ TEST(Ffn, SwiGLUGradientsMatchAutogradOfTheFormula) {
     }
     block->to(torch::kFloat);
   }
+}
+
+// The fused CPU product silu(g) * u (fp32) against the formula in double, value and both gradients:
+// gates spanning the sigmoid's saturation (|g| up to 100), a length that is not a multiple of the
+// vector width, and a transposed (non-contiguous) gate. A NaN stays in its own element.
+TEST(Ffn, FusedSwiGLUMatchesFormulaWithGradient) {
+  torch::manual_seed(21);
+  auto gate = (torch::randn({37, 53}) * 4.0).t().contiguous().t();  // (37, 53) with column-major strides
+  gate.index_put_({0, 0}, 100.0);
+  gate.index_put_({0, 1}, -100.0);
+  gate = gate.requires_grad_();
+  const auto up = torch::randn({37, 53}).requires_grad_();
+  const auto upstream = torch::randn({37, 53});
+  const auto h = nn::swiglu(gate, up);
+  (h * upstream).sum().backward();
+
+  const auto gd = gate.detach().to(torch::kDouble).requires_grad_();
+  const auto ud = up.detach().to(torch::kDouble).requires_grad_();
+  const auto expected = gd * torch::sigmoid(gd) * ud;
+  (expected * upstream.to(torch::kDouble)).sum().backward();
+  EXPECT_LT(relative_gap(h, expected.detach()), 1e-6);
+  EXPECT_LT(relative_gap(gate.grad(), gd.grad()), 1e-6);
+  EXPECT_LT(relative_gap(up.grad(), ud.grad()), 1e-6);
+
+  auto with_nan = torch::randn({40});
+  with_nan.index_put_({7}, NAN);
+  const auto out = nn::swiglu(with_nan, torch::ones({40}));
+  EXPECT_TRUE(out[7].isnan().item<bool>());
+  EXPECT_EQ(out.isnan().sum().item<int64_t>(), 1);
 }
 
 TEST(Ffn, StackAppliesResidualSubBlocksInOrder) {

@@ -39,6 +39,9 @@ inline float exp_inline(float x) {
   return p * scale;
 }
 
+// sigmoid(x) = 1 / (1 + exp(-x)); exp_inline's clamps keep it in [~6e-39, 1], and NaN stays NaN.
+inline float sigmoid_inline(float x) { return 1.0f / (1.0f + exp_inline(-x)); }
+
 constexpr int kLanes = 16;  // one AVX-512 register of floats; two AVX2 ones
 
 // Reductions keep kLanes partial results: GCC vectorises them without reassociating float sums.
@@ -143,6 +146,60 @@ void causal_softmax_backward_rows(const float* __restrict p, float* __restrict d
     const float dot = dot_of(p_row, d_row, seen);
     for (int64_t j = 0; j < seen; ++j) d_row[j] = scale * p_row[j] * (d_row[j] - dot);
     std::fill(d_row + seen, d_row + cols, 0.0f);
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void rms_norm_rows(const float* __restrict x, const float* __restrict w, int64_t cols, int64_t begin, int64_t end,
+                   float eps, float* __restrict rstd, float* __restrict y) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float* row = x + r * cols;
+    const float inverse = 1.0f / std::sqrt(dot_of(row, row, cols) / static_cast<float>(cols) + eps);
+    rstd[r] = inverse;
+    float* out = y + r * cols;
+    for (int64_t j = 0; j < cols; ++j) out[j] = row[j] * inverse * w[j];
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void rms_norm_backward_rows(const float* __restrict x, const float* __restrict w, const float* __restrict rstd,
+                            const float* __restrict g, int64_t cols, int64_t begin, int64_t end, float* __restrict dx,
+                            float* __restrict dw_sum) {
+  const int64_t body = cols - cols % kLanes;
+  for (int64_t r = begin; r < end; ++r) {
+    const float *row = x + r * cols, *grad = g + r * cols;
+    const float inverse = rstd[r];
+    // mean(g w xhat) = rstd * mean(g w x)
+    float lane_sum[kLanes] = {};
+    for (int64_t j = 0; j < body; j += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lane_sum[l] += grad[j + l] * w[j + l] * row[j + l];
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < kLanes; ++l) sum += lane_sum[l];
+    for (int64_t j = body; j < cols; ++j) sum += grad[j] * w[j] * row[j];
+    const float mean = inverse * sum / static_cast<float>(cols);
+    float* out = dx + r * cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      const float xhat = row[j] * inverse;
+      out[j] = (grad[j] * w[j] - xhat * mean) * inverse;
+      dw_sum[j] += grad[j] * xhat;
+    }
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void swiglu(const float* __restrict g, const float* __restrict u, int64_t n, float* __restrict h) {
+  for (int64_t i = 0; i < n; ++i) h[i] = g[i] * sigmoid_inline(g[i]) * u[i];
+}
+
+FFNSHAPE_CPU_CLONES
+void swiglu_backward(const float* __restrict g, const float* __restrict u, const float* __restrict dh, int64_t n,
+                     float* __restrict dg, float* __restrict du) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float s = sigmoid_inline(g[i]);
+    const float silu = g[i] * s;
+    du[i] = dh[i] * silu;
+    dg[i] = dh[i] * u[i] * (s + silu * (1.0f - s));
   }
 }
 

@@ -26,6 +26,22 @@ void causal_softmax_rows(float* scores, int64_t ld, int64_t rows, int64_t first_
 void causal_softmax_backward_rows(const float* p, float* dp, int64_t ld, int64_t rows, int64_t first_row,
                                   int64_t cols, float scale);
 
+// RMSNorm of rows [begin, end) of a row-major `cols`-wide matrix: rstd[r] = 1 / sqrt(mean_j x[r, j]^2 + eps)
+// and y[r, j] = x[r, j] * rstd[r] * w[j].
+void rms_norm_rows(const float* x, const float* w, int64_t cols, int64_t begin, int64_t end, float eps, float* rstd,
+                   float* y);
+
+// Its backward for the same rows, with g the output's gradient and xhat = x * rstd:
+// dx = (g w - xhat * mean_j(g w xhat)) * rstd, and dw_sum[j] += sum over the rows of g[r, j] xhat[r, j].
+void rms_norm_backward_rows(const float* x, const float* w, const float* rstd, const float* g, int64_t cols,
+                            int64_t begin, int64_t end, float* dx, float* dw_sum);
+
+// SwiGLU's product over n elements: h = silu(g) * u, silu(g) = g * sigmoid(g).
+void swiglu(const float* g, const float* u, int64_t n, float* h);
+
+// Its backward in one pass: dg = dh * u * s * (1 + g * (1 - s)), du = dh * g * s, s = sigmoid(g).
+void swiglu_backward(const float* g, const float* u, const float* dh, int64_t n, float* dg, float* du);
+
 // Rotary embedding of `rows` rows of 2 * half floats (row r at x + r * ld_x, out at y + r * ld_y; cos
 // and sin hold half floats per row, row-major): (y1, y2) = (x1 c - sign x2 s, x2 c + sign x1 s) for
 // the two halves x1, x2. sign 1 rotates forward; sign -1 rotates back, which is the backward.

@@ -1,5 +1,6 @@
 #include "ffnshape/nn/ffn.h"
 
+#include "fused_ops.h"
 #include "linear.h"
 
 namespace ffnshape::nn {
@@ -13,9 +14,9 @@ SwiGLUSubBlockImpl::SwiGLUSubBlockImpl(int64_t d_model, int64_t hidden, Family f
 }
 
 torch::Tensor SwiGLUSubBlockImpl::forward(const torch::Tensor& r) {
-  auto swiglu = [&](const torch::Tensor& u) { return down(torch::silu(gate(u)) * up(u)); };
-  if (family == Family::olmo2) return r + norm(swiglu(r));
-  return r + swiglu(norm(r));
+  auto update = [&](const torch::Tensor& u) { return down(swiglu(gate(u), up(u))); };
+  if (family == Family::olmo2) return r + norm(update(r));
+  return r + update(norm(r));
 }
 
 FfnStackImpl::FfnStackImpl(int64_t d_model, int64_t hidden, int64_t k, Family family, double norm_eps) {

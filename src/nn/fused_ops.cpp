@@ -127,6 +127,79 @@ struct RotaryFunction : public torch::autograd::Function<RotaryFunction> {
   }
 };
 
+// RMSNorm over the last dimension. Forward: one pass per row, keeping x and 1/rms. Backward: one pass
+// per row for dx; the weight's gradient is summed per block of kNormRowsPerBlock rows and the blocks
+// added in order, so that it does not depend on the number of threads (runs resume bit-identically).
+constexpr int64_t kNormRowsPerBlock = 64;
+
+struct FusedRMSNormFunction : public torch::autograd::Function<FusedRMSNormFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x_in, const torch::Tensor& weight_in,
+                               double eps) {
+    const auto x = x_in.contiguous(), weight = weight_in.contiguous();
+    const int64_t cols = x.size(-1), rows = x.numel() / cols;
+    auto y = torch::empty_like(x);
+    auto rstd = torch::empty({rows}, x.options());
+    const float *in = x.data_ptr<float>(), *w = weight.data_ptr<float>();
+    float *out = y.data_ptr<float>(), *inverse = rstd.data_ptr<float>();
+    at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / cols), [&](int64_t begin, int64_t end) {
+      kernels::rms_norm_rows(in, w, cols, begin, end, static_cast<float>(eps), inverse, out);
+    });
+    ctx->save_for_backward({x, weight, rstd});
+    return y;
+  }
+
+  static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &x = saved[0], &weight = saved[1], &rstd = saved[2];
+    const auto grad = grads[0].contiguous();
+    const int64_t cols = x.size(-1), rows = x.numel() / cols;
+    const int64_t blocks = (rows + kNormRowsPerBlock - 1) / kNormRowsPerBlock;
+    auto dx = torch::empty_like(x);
+    auto block_sums = torch::zeros({blocks, cols}, x.options());
+    const float *in = x.data_ptr<float>(), *w = weight.data_ptr<float>(), *inverse = rstd.data_ptr<float>();
+    const float* g = grad.data_ptr<float>();
+    float *out = dx.data_ptr<float>(), *sums = block_sums.data_ptr<float>();
+    at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {
+      for (int64_t b = first; b < last; ++b) {
+        const int64_t begin = b * kNormRowsPerBlock, end = std::min(rows, begin + kNormRowsPerBlock);
+        kernels::rms_norm_backward_rows(in, w, inverse, g, cols, begin, end, out, sums + b * cols);
+      }
+    });
+    auto dweight = block_sums[0].clone();
+    for (int64_t b = 1; b < blocks; ++b) dweight.add_(block_sums[b]);
+    return {dx, dweight, torch::Tensor()};
+  }
+};
+
+// Forward: h = silu(g) * u in one pass, keeping g and u (the composite keeps g, silu(g) and u).
+// Backward: both gradients in one pass, recomputing sigmoid(g).
+struct SwiGLUFunction : public torch::autograd::Function<SwiGLUFunction> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& gate_in, const torch::Tensor& up_in) {
+    const auto gate = gate_in.contiguous(), up = up_in.contiguous();
+    auto h = torch::empty_like(gate);
+    const float *g = gate.data_ptr<float>(), *u = up.data_ptr<float>();
+    float* out = h.data_ptr<float>();
+    at::parallel_for(0, gate.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+      kernels::swiglu(g + begin, u + begin, end - begin, out + begin);
+    });
+    ctx->save_for_backward({gate, up});
+    return h;
+  }
+
+  static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &gate = saved[0], &up = saved[1];
+    const auto grad = grads[0].contiguous();
+    auto d_gate = torch::empty_like(gate), d_up = torch::empty_like(up);
+    const float *g = gate.data_ptr<float>(), *u = up.data_ptr<float>(), *dh = grad.data_ptr<float>();
+    float *dg = d_gate.data_ptr<float>(), *du = d_up.data_ptr<float>();
+    at::parallel_for(0, gate.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
+      kernels::swiglu_backward(g + begin, u + begin, dh + begin, end - begin, dg + begin, du + begin);
+    });
+    return {d_gate, d_up};
+  }
+};
+
 }  // namespace
 
 torch::Tensor rows_contiguous(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
@@ -138,6 +211,22 @@ torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, cons
   const auto halves = x.chunk(2, -1);
   const auto c = cos.to(x.scalar_type()), s = sin.to(x.scalar_type());
   return torch::cat({halves[0] * c - halves[1] * s, halves[1] * c + halves[0] * s}, -1);
+}
+
+bool uses_cpu_rms_norm(const torch::Tensor& x, const torch::Tensor& weight) {
+  return x.device().is_cpu() && x.scalar_type() == torch::kFloat && weight.scalar_type() == torch::kFloat &&
+         x.dim() >= 1 && x.numel() > 0 && x.size(-1) == weight.numel();
+}
+
+torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  return FusedRMSNormFunction::apply(x, weight, eps);
+}
+
+torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up) {
+  const bool fused = gate.device().is_cpu() && gate.scalar_type() == torch::kFloat &&
+                     up.scalar_type() == torch::kFloat && gate.sizes() == up.sizes();
+  if (fused) return SwiGLUFunction::apply(gate, up);
+  return torch::silu(gate) * up;
 }
 
 LossTerms cross_entropy_with_z_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t ignore_index,

@@ -1,8 +1,8 @@
 // Internal to src/nn: autograd nodes with one-pass CPU kernels (cpu_kernels.h) for fp32 training on
 // the CPU, where the composite formulas run several ATen kernels and keep their intermediates: the
-// language model's loss (without the log-probability matrix that cross_entropy writes and keeps) and
-// rotary embeddings. Values and gradients equal the composite formulas' to fp32 rounding; other
-// devices and dtypes run the composite formulas themselves.
+// language model's loss (without the log-probability matrix that cross_entropy writes and keeps),
+// rotary embeddings, RMSNorm and SwiGLU's product. Values and gradients equal the composite formulas'
+// to fp32 rounding; other devices and dtypes run the composite formulas themselves.
 #pragma once
 
 #include <torch/torch.h>
@@ -21,6 +21,14 @@ LossTerms cross_entropy_with_z_loss(const torch::Tensor& logits, const torch::Te
 // Rotary embedding of x (batch, heads, seq, 2 * half) with cos and sin (seq, half): the first and
 // second halves of each head are rotated as (x1 c - x2 s, x2 c + x1 s). The result has x's layout.
 torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
+// RMSNorm x / sqrt(mean(x^2) + eps) * weight over x's last dimension as one node, for fp32 CPU
+// tensors (uses_cpu_rms_norm); rms_norm.h's module runs it there and its own node elsewhere.
+bool uses_cpu_rms_norm(const torch::Tensor& x, const torch::Tensor& weight);
+torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+
+// SwiGLU's product silu(gate) * up for two tensors of one shape.
+torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up);
 
 // t itself when its last dimension is contiguous (what the row kernels and the BLAS need; the other
 // dimensions may have any strides), else a contiguous copy.

@@ -1,11 +1,14 @@
 #include "ffnshape/nn/rms_norm.h"
 
+#include "fused_ops.h"
+
 namespace ffnshape::nn {
 namespace {
 
-// RMSNorm with a hand-written backward: autograd of the composite formula records eight nodes and
-// runs about twelve kernels backward; this keeps the normalised rows (fp32) and 1/rms, and the
-// backward is one formula: 25% (fp32) to 40% (bf16) less time forward and backward on one thread.
+// RMSNorm with a hand-written backward, for what the fused CPU node (fused_ops.h) does not take (bf16
+// inputs, CUDA): autograd of the composite formula records eight nodes and runs about twelve kernels
+// backward; this keeps the normalised rows (fp32) and 1/rms, and the backward is one formula: 25%
+// (fp32) to 40% (bf16) less time forward and backward on one thread.
 // The forward is the composite formula's, operation for operation, so outputs are bit-identical.
 struct RMSNormFunction : public torch::autograd::Function<RMSNormFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
@@ -40,6 +43,9 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
   weight = register_parameter("weight", torch::ones({dim}));
 }
 
-torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) { return RMSNormFunction::apply(x, weight, eps); }
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
+  if (uses_cpu_rms_norm(x, weight)) return rms_norm_cpu(x, weight, eps);
+  return RMSNormFunction::apply(x, weight, eps);
+}
 
 }  // namespace ffnshape::nn
