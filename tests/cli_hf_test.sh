@@ -202,5 +202,12 @@ expect 2 "import into an existing run" -- "$FFNSHAPE" import "$tmp/hf_llama_gqa"
 contains "already exists" "$err" "existing run refused"
 expect 2 "export into a non-empty folder" -- "$FFNSHAPE" export "$tmp/t_llama_gqa" --out "$tmp/hf_llama_gqa"
 expect 2 "export of a folder without checkpoints" -- "$FFNSHAPE" export "$tmp/empty" --out "$tmp/r9"
+# Exports and imports build their folder under OUT.partial and rename it when complete: one left by
+# a killed process is replaced, and none is left over.
+mkdir -p "$tmp/x_stale.partial" && echo "cut short" >"$tmp/x_stale.partial/model.safetensors"
+expect 0 "export over a killed export's leftovers" -- "$FFNSHAPE" export "$tmp/t_llama_gqa" --out "$tmp/x_stale"
+cmp -s "$tmp/x_llama_gqa/model.safetensors" "$tmp/x_stale/model.safetensors" || fail "export after leftovers differs"
+leftover=$(find "$tmp" -name '*.partial')
+[ -z "$leftover" ] || fail "staging folders left behind: $leftover"
 
 finish cli_hf

@@ -1,11 +1,13 @@
 // The safetensors reader and writer: round trips, a file written by Python's safetensors, sharded
 // folders, and every kind of malformed file refused with a message naming the file and the problem.
+// Also the staged folders that export and import write into (complete or absent, never half).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 
+#include "../src/common/text_file.h"
 #include "ffnshape/interop/safetensors.h"
 #include "ffnshape/train/data_error.h"
 #include "temp_dir.h"
@@ -139,4 +141,58 @@ TEST(Safetensors, ReadsShardedFoldersThroughTheirIndex) {
   EXPECT_THROW(SafetensorsCheckpoint{dir.path().string()}, DataError);
   fs::remove(dir.file("model.safetensors.index.json"));
   EXPECT_THROW(SafetensorsCheckpoint{dir.path().string()}, DataError);
+}
+
+// --- staged output folders ------------------------------------------------------------------------
+
+TEST(StagedFolder, CommitRenamesTheCompleteFolderIntoPlace) {
+  TempDir dir;
+  const auto final_dir = dir.path() / "export";
+  {
+    ffnshape::StagedFolder staged(final_dir);
+    EXPECT_EQ(staged.path(), dir.path() / "export.partial");
+    std::ofstream(staged.path() / "a.txt") << "alpha";
+    EXPECT_FALSE(fs::exists(final_dir));  // nothing under the final name until commit
+    staged.commit();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "export.partial"));
+  std::ifstream in(final_dir / "a.txt");
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "alpha");
+}
+
+TEST(StagedFolder, AFailureBeforeCommitLeavesNothing) {
+  TempDir dir;
+  const auto final_dir = dir.path() / "export";
+  try {
+    ffnshape::StagedFolder staged(final_dir);
+    std::ofstream(staged.path() / "model.safetensors") << "half a file";
+    throw std::runtime_error("disk full");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_FALSE(fs::exists(final_dir));
+  EXPECT_FALSE(fs::exists(dir.path() / "export.partial"));
+  // A rerun is therefore not refused, and it replaces the empty folder a user may have made.
+  fs::create_directories(final_dir);
+  ffnshape::StagedFolder again(final_dir);
+  std::ofstream(again.path() / "b.txt") << "beta";
+  again.commit();
+  EXPECT_TRUE(fs::is_regular_file(final_dir / "b.txt"));
+}
+
+TEST(StagedFolder, ReplacesAPartialFolderOfAKilledProcessAndRefusesAFullOne) {
+  TempDir dir;
+  const auto final_dir = dir.path() / "run";
+  fs::create_directories(dir.path() / "run.partial");
+  std::ofstream(dir.path() / "run.partial" / "stale.bin") << "from a killed import";
+  {
+    ffnshape::StagedFolder staged(final_dir);
+    EXPECT_FALSE(fs::exists(staged.path() / "stale.bin"));
+    staged.commit();
+  }
+  EXPECT_TRUE(fs::is_directory(final_dir));
+  std::ofstream(final_dir / "config.yaml") << "model: {}";
+  EXPECT_THROW(ffnshape::StagedFolder{final_dir}, std::runtime_error);
+  EXPECT_TRUE(fs::is_regular_file(final_dir / "config.yaml"));  // untouched
 }

@@ -1,8 +1,10 @@
 #include "text_file.h"
 
-#include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <system_error>
+
+namespace fs = std::filesystem;
 
 namespace ffnshape {
 
@@ -14,7 +16,36 @@ void write_text_file(const std::string& path, const std::string& text) {
     out << text;
     if (!out) throw std::runtime_error("writing '" + tmp + "' failed (is the disk full?)");
   }
-  std::filesystem::rename(tmp, path);
+  fs::rename(tmp, path);
+}
+
+StagedFolder::StagedFolder(const fs::path& final_dir)
+    : final_(final_dir), staging_(final_dir.string() + ".partial") {
+  if (fs::exists(final_) && !(fs::is_directory(final_) && fs::is_empty(final_))) {
+    throw std::runtime_error("'" + final_.string() + "' already exists and is not empty");
+  }
+  fs::remove_all(staging_);
+  std::error_code ec;
+  fs::create_directories(staging_, ec);
+  if (ec) {
+    throw std::runtime_error("cannot create '" + staging_.string() + "': " + ec.message() +
+                             "\n  fix: check that the parent folder is writable");
+  }
+}
+
+StagedFolder::~StagedFolder() {
+  if (committed_) return;
+  std::error_code ignored;  // a destructor must not throw; the worst case is a .partial left over
+  fs::remove_all(staging_, ignored);
+}
+
+void StagedFolder::commit() {
+  std::error_code ec;
+  fs::rename(staging_, final_, ec);  // POSIX rename replaces an empty folder
+  if (ec) {
+    throw std::runtime_error("cannot rename '" + staging_.string() + "' to '" + final_.string() + "': " + ec.message());
+  }
+  committed_ = true;
 }
 
 }  // namespace ffnshape

@@ -155,13 +155,17 @@ HfImportReport import_gguf(const std::string& path, const std::string& run_dir, 
   report.parameters = model->num_parameters();
   const auto sentencepiece = sentencepiece_from_gguf(g, report.tokenizer);
   if (sentencepiece) report.config.data.tokenizer = (fs::absolute(run_dir) / "tokenizer.model").string();
-  write_imported_run(report.config, model, run_dir,
+  // Built under RUN_DIR.partial: a vocabulary libsentencepiece refuses leaves no half run behind.
+  StagedFolder staged(run_dir);
+  write_imported_run(report.config, model, staged.path().string(),
                      {{"format", "gguf"}, {"source", fs::absolute(path).string()}, {"dtype", to_string(options.dtype)},
                       {"tokenizer", report.tokenizer}});
   if (sentencepiece) {
-    write_text_file(report.config.data.tokenizer, *sentencepiece);
-    Tokenizer::load(report.config.data.tokenizer);  // libsentencepiece's own check of what was written
+    const auto written = (staged.path() / "tokenizer.model").string();
+    write_text_file(written, *sentencepiece);
+    Tokenizer::load(written);  // libsentencepiece's own check of what was written
   }
+  staged.commit();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -8,6 +8,7 @@
 #include "ffnshape/interop/safetensors.h"
 #include "ffnshape/train/checkpoint.h"
 #include "ffnshape/train/tokenizer.h"
+#include "../common/text_file.h"
 #include "hf_config.h"
 #include "hf_names.h"
 
@@ -57,8 +58,9 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
     tokenizer_config = hf_tokenizer_config(tok, m.max_seq_len);
   }
 
-  fs::create_directories(out_dir);
-  const fs::path out(out_dir);
+  // Written under OUT.partial and renamed at the end: an interrupted export leaves no half folder.
+  StagedFolder staged(out_dir);
+  const fs::path& out = staged.path();
   write_safetensors((out / "model.safetensors").string(), tensors, {{"format", "pt"}});
   {
     std::ofstream config(out / "config.json");
@@ -71,6 +73,7 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
     config << tokenizer_config.dump(2) << "\n";
     if (!config) throw std::runtime_error("cannot write '" + (out / "tokenizer_config.json").string() + "'");
   }
+  staged.commit();
   return report;
 }
 

@@ -11,6 +11,7 @@
 #include "ffnshape/interop/safetensors.h"
 #include "ffnshape/train/data_error.h"
 #include "ffnshape/train/tokenizer.h"
+#include "../common/text_file.h"
 #include "hf_config.h"
 #include "hf_names.h"
 
@@ -129,13 +130,15 @@ HfImportReport import_hf(const std::string& hf_dir, const std::string& run_dir, 
   }
   report.tensors = static_cast<int64_t>(names.size());
   report.parameters = model->num_parameters();
-  write_imported_run(report.config, model, run_dir,
+  StagedFolder staged(run_dir);  // renamed into place when complete
+  write_imported_run(report.config, model, staged.path().string(),
                      {{"format", "huggingface"},
                       {"source", fs::absolute(dir).string()},
                       {"architecture", spec.architecture},
                       {"dtype", to_string(options.dtype)},
                       {"tokenizer", report.tokenizer}});
-  if (!report.config.data.tokenizer.empty()) fs::copy_file(dir / "tokenizer.model", report.config.data.tokenizer);
+  if (!report.config.data.tokenizer.empty()) fs::copy_file(dir / "tokenizer.model", staged.path() / "tokenizer.model");
+  staged.commit();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -15,7 +15,9 @@ namespace ffnshape::interop {
 void check_new_run_dir(const std::string& run_dir);
 
 // Writes config.yaml, checkpoints/step_00000000 (model, fresh optimizer, DONE) and source.json
-// holding `provenance` (where the weights came from).
+// holding `provenance` (where the weights came from) into `run_dir`, which must be absent or empty.
+// The importers write into a staging folder renamed into place at the end, so that config paths
+// (data.tokenizer) name the final folder while an interrupted import leaves none.
 void write_imported_run(const RunConfig& config, nn::TransformerLM& model, const std::string& run_dir,
                         const std::map<std::string, std::string>& provenance);
 
