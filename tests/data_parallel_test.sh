@@ -159,6 +159,35 @@ lost_rank() {  # NAME SIGNAL
 lost_rank died KILL
 lost_rank hung STOP
 
+# A rank stopped (SIGTERM) while it waits for its peers to join: it ends within seconds, long before
+# its 60 s join timeout, with exit 1 and the stop message, and trains nothing. Rank 0 waits as the
+# store's host, rank 1 as a client connecting in 5 s attempts.
+stopped_in_join() {  # RANK
+  local pid took code start
+  RANK=$1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port) "$FFNSHAPE" train "$tmp/dp.yaml" \
+    --run-dir "$tmp/join_stop$1" --set train.collective_timeout_s=60 >"$tmp/join_stop$1.out" 2>&1 &
+  pid=$!
+  (sleep 120; kill -9 "$pid") >/dev/null 2>&1 &
+  local watchdog=$!
+  sleep 3
+  start=$(date +%s)
+  kill -TERM "$pid"
+  wait "$pid"
+  code=$? took=$(($(date +%s) - start))
+  kill "$watchdog" 2>/dev/null
+  echo "  rank $1 stopped in the join: exited $code after ${took} s"
+  checks=$((checks + 1))
+  if [ "$code" -ne 1 ] || [ "$took" -gt 20 ]; then
+    echo "FAIL: rank $1 stopped in the join exited $code after $took s"; failures=$((failures + 1))
+  fi
+  contains "was stopped (SIGINT / SIGTERM) while it waited for the other ranks to join" \
+    "$(cat "$tmp/join_stop$1.out")" "rank $1: the stop message"
+  ! grep -q "frame #" "$tmp/join_stop$1.out" || fail "rank $1 stopped in the join: a C++ backtrace"
+  [ ! -e "$tmp/join_stop$1/checkpoints" ] || fail "rank $1 stopped in the join wrote checkpoints"
+}
+stopped_in_join 0
+stopped_in_join 1
+
 # 5. The real launchers: torchrun (from the project's venv, whose agent hosts the store) and
 # scripts/slurm/train.sbatch run by bash with tests/fake_srun.sh as srun.
 here=$(cd "$(dirname "$0")" && pwd)

@@ -160,17 +160,19 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const std::string& address, c10
   }
 }
 
-// c10d logs a lost store connection as a warning with a C++ backtrace before it throws; while a rank
-// joins, that loss is expected (see join_store) and any failure is reported by the join's own message.
+// c10d logs a lost store connection as a warning, and a client's connection attempt that times out
+// as an error, each with a C++ backtrace, before it throws. While a rank joins both are expected (a
+// client retries in 5 s attempts while rank 0 is busy; see join_store), and a real failure is
+// reported by the join's own message, so only fatal lines pass meanwhile.
 class QuietStoreWarnings {
  public:
-  QuietStoreWarnings() : previous_(FLAGS_caffe2_log_level) { FLAGS_caffe2_log_level = std::max(previous_, 2); }
+  QuietStoreWarnings() : previous_(FLAGS_caffe2_log_level) { FLAGS_caffe2_log_level = std::max(previous_, 3); }
   ~QuietStoreWarnings() { FLAGS_caffe2_log_level = previous_; }
   QuietStoreWarnings(const QuietStoreWarnings&) = delete;
   QuietStoreWarnings& operator=(const QuietStoreWarnings&) = delete;
 
  private:
-  int previous_;  // c10's levels: 0 info, 1 warning, 2 error
+  int previous_;  // c10's levels: 0 info, 1 warning, 2 error, 3 fatal
 };
 
 // The job's store, under `prefix`, once every rank has checked in. A client can reach the store of

@@ -38,6 +38,15 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
+// Once per process. A stop request stays pending until a run acts on it (checkpoints and stops), so
+// one that arrives between two runs of an experiment stops the second instead of being forgotten.
+void install_stop_handlers() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
 
 // Process-wide switches a run asks for: threads, TF32, deterministic kernels.
 void configure_backend(const TrainConfig& tc, torch::Device device) {
@@ -345,6 +354,7 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
         log::warn("stopped at step {}; checkpoint saved, rerun with --resume auto", state.step);
       }
       result.interrupted = true;
+      if (stats.stop_requested) g_stop.store(false);  // acted on: a later run in this process starts afresh
       return;
     }
     if (!last && config.checkpoint.every > 0 && state.step % config.checkpoint.every == 0) save();
@@ -356,9 +366,10 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
 }  // namespace
 
 TrainResult train(const RunConfig& requested, const TrainOptions& options) {
+  // The handlers come first: a SIGINT / SIGTERM while the ranks wait for each other ends the wait
+  // with a message instead of killing the process or being noticed an hour later.
+  if (options.install_signal_handlers) install_stop_handlers();
   // Ranks meet first: in an experiment, rank 0 may still be writing the profile a schedule reads.
-  // A SIGTERM while the ranks wait for each other (an experiment's earlier run installed the handler)
-  // ends the wait instead of being noticed an hour later.
   Ranks ranks(read_distributed_env(), requested.train, resolve_device(requested.train.device), options.join_timeout_s,
               [] { return g_stop.load(); });
   RunConfig config = requested;
@@ -395,11 +406,6 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   if (ranks.is_root()) std::ofstream(run_dir / "config.yaml") << to_yaml(config);
   ProgressLog progress(ranks.is_root() ? run_dir / "metrics.jsonl" : fs::path(), state.step, config, device,
                        ranks.world(), state.elapsed_s, options.quiet || !ranks.is_root());
-  if (options.install_signal_handlers) {
-    g_stop.store(false);
-    std::signal(SIGINT, on_stop_signal);
-    std::signal(SIGTERM, on_stop_signal);
-  }
   reset_peak_memory(device);
 
   TrainResult result;

@@ -69,7 +69,8 @@ std::pair<double, double> evaluate(nn::TransformerLM& model, const RunConfig& co
 // the signature for policies that differ per device).
 int intra_op_threads(const TrainConfig& config, torch::Device device);
 
-// Requests a clean stop at the end of the current step (what the signal handlers call).
+// Requests a clean stop at the end of the current step (what the signal handlers call); made while
+// no run is in progress, it stops the next one after its first step, or ends its wait for the ranks.
 void request_stop();
 
 }  // namespace ffnshape
