@@ -31,6 +31,16 @@ cmake --install "$build_dir" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
 config_file=$(find "$prefix" -name ffnshapeConfig.cmake -print -quit)
 [[ -n "$config_file" ]] || fail "the install has no ffnshapeConfig.cmake"
 echo "   package config: ${config_file#"$prefix"/}"
+# The installed ffnshape finds its plot scripts at BIN/../share/ffnshape/scripts, and they import
+# their helpers from there.
+scripts="$prefix/bin/../share/ffnshape/scripts"
+[[ -x "$prefix/bin/ffnshape" ]] || fail "the install has no bin/ffnshape"
+for script in plot_experiment.py plot_sweep.py plot_runs.py plot_profile.py compare_arms.py; do
+  [[ -f "$scripts/$script" ]] || fail "the install has no share/ffnshape/scripts/$script"
+done
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import experiment_stats' "$scripts" ||
+  fail "share/ffnshape/scripts/experiment_stats.py does not import"
+echo "   plot scripts: share/ffnshape/scripts"
 
 # The package finds LibTorch as its users do: through the LibTorch the library was built against.
 torch_dir=$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
