@@ -50,7 +50,6 @@ set(FFNSHAPE_SOURCES
   src/train/device.cpp
   src/train/loader.cpp
   src/train/tokenizer.cpp
-  src/train/prepare.cpp
   src/interop/safetensors.cpp
   src/interop/hf_config.cpp
   src/interop/hf_names.cpp
@@ -58,10 +57,12 @@ set(FFNSHAPE_SOURCES
   src/interop/hf_export.cpp
   src/interop/imported_run.cpp
   src/interop/gguf_import.cpp
+  src/interop/gguf_tokenizer.cpp
   src/interop/gguf_value.cpp
   src/interop/gguf_blocks.cpp
   src/interop/gguf.cpp
   src/interop/sentencepiece_model.cpp
+  src/data/chat_template.cpp
 )
 set(FFNSHAPE_TOOL_SOURCES
   tools/main.cpp
@@ -81,4 +82,39 @@ set(FFNSHAPE_TOOL_SOURCES
   tools/cmd_generate.cpp
   tools/cmd_import.cpp
   tools/cmd_export.cpp
+)
+# Corpus readers and `data prepare` (src/data/; the Parquet reader is added by cmake/corpus_libraries.cmake).
+list(APPEND FFNSHAPE_SOURCES
+  src/data/plain_stream.cpp
+  src/data/gzip_stream.cpp
+  src/data/zstd_stream.cpp
+  src/data/line_reader.cpp
+  src/data/text_source.cpp
+  src/data/jsonl_source.cpp
+  src/data/corpus_files.cpp
+  src/data/corpus_reader.cpp
+  src/data/document_split.cpp
+  src/data/shard_series.cpp
+  src/data/dedup_set.cpp
+  src/data/prepare_state.cpp
+  src/data/tokenizer_choice.cpp
+  src/data/prepare_tokenizer.cpp
+  src/data/prepare_meta.cpp
+  src/data/prepare.cpp
+)
+# Hugging Face tokenizer.json (byte-level BPE); its libraries: cmake/hf_tokenizer.cmake.
+list(APPEND FFNSHAPE_SOURCES
+  src/data/utf8.cpp
+  src/data/byte_level.cpp
+  src/data/regex.cpp
+  src/data/normalizer.cpp
+  src/data/added_tokens.cpp
+  src/data/pre_tokenizer.cpp
+  src/data/bpe.cpp
+  src/data/word_cache.cpp
+  src/data/hf_json_fields.cpp
+  src/data/hf_pipeline_json.cpp
+  src/data/hf_tokenizer_json.cpp
+  src/data/hf_special_ids.cpp
+  src/data/hf_tokenizer.cpp
 )

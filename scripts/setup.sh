@@ -16,6 +16,9 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libyaml-cpp-dev libcli11-dev libgtest-dev nlohmann-json3-dev
   libsentencepiece-dev    # the tokenizer: SentencePiece BPE (found through pkg-config)
+  libpcre2-dev            # tokenizer.json split patterns: Unicode-property regexes, JIT-compiled
+  libicu-dev              # tokenizer.json normalizers (NFC, NFKC): ICU's Unicode normalization
+  zlib1g-dev libzstd-dev  # gzip- and zstd-compressed corpora
   libhera-dev libboost-dev  # Hera: Wasserstein distances between persistence diagrams
   libgloo-dev             # the headers c10d's Gloo process group needs (the wheel ships its library only)
   libgudhi-dev ripser     # reference persistent homology for the tests and benchmarks
@@ -50,7 +53,8 @@ fi
 # POT are built against it).
 references=(numpy==1.26.4 transformers==5.24.0 safetensors==0.8.0 gguf==0.19.0 lm-eval==0.4.13 datasets==3.6.0
             pyarrow==19.0.1 accelerate==1.16.0 sentencepiece==0.2.3 protobuf==7.36.2)
-if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, datasets, accelerate, sentencepiece' 2>/dev/null; then
+# pyarrow is also where the build finds the Parquet reader's libarrow / libparquet (cmake/corpus_libraries.cmake).
+if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, datasets, accelerate, sentencepiece, pyarrow' 2>/dev/null; then
   echo "setup: installing ${references[*]} into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${references[@]}"
 fi

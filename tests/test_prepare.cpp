@@ -9,7 +9,7 @@
 
 #include "ffnshape/train/data_error.h"
 #include "ffnshape/train/loader.h"
-#include "ffnshape/train/prepare.h"
+#include "ffnshape/data/prepare.h"
 #include "ffnshape/train/tokenizer.h"
 #include "temp_dir.h"
 

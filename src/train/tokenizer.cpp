@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -148,6 +150,17 @@ std::string checked_inputs(const std::vector<std::string>& text_files) {
   return joined;
 }
 
+// tokenizer.json by name, or by content (JSON starts with '{'; a SentencePiece model is a protobuf).
+bool is_tokenizer_json(const std::string& path) {
+  if (fs::path(path).extension() == ".json") return true;
+  if (fs::path(path).extension() == ".model") return false;
+  std::ifstream in(path, std::ios::binary);
+  char c = 0;
+  while (in.get(c) && std::isspace(static_cast<unsigned char>(c))) {
+  }
+  return in && c == '{';
+}
+
 void check_status(const sentencepiece::util::Status& status, const std::string& what, const std::string& hint) {
   if (status.ok()) return;
   throw DataError(what + ": " + status.ToString() + (hint.empty() ? "" : "\n  fix: " + hint));
@@ -160,6 +173,9 @@ Tokenizer Tokenizer::load(const std::string& model_path) {
   if (!fs::is_regular_file(model_path, ec)) {
     throw DataError("tokenizer model '" + model_path + "' does not exist or is not a file" +
                     "\n  fix: check the path, or train one with 'ffnshape data prepare'");
+  }
+  if (is_tokenizer_json(model_path)) {
+    return Tokenizer(std::make_shared<const HfTokenizer>(HfTokenizer::load(model_path)), model_path);
   }
   auto sp = new_processor();
   check_status(sp->Load(model_path), "cannot load tokenizer model '" + model_path + "'",
@@ -202,12 +218,23 @@ Tokenizer Tokenizer::train(const std::vector<std::string>& text_files, const std
 }
 
 std::vector<uint32_t> Tokenizer::encode(const std::string& text) const {
+  if (hf_) return hf_->encode(text);
   std::vector<int> ids;
   check_status(sp_->Encode(text, &ids), "cannot encode text with '" + model_path_ + "'", "");
   return std::vector<uint32_t>(ids.begin(), ids.end());
 }
 
+std::vector<uint32_t> Tokenizer::encode_with_special_tokens(const std::string& text) const {
+  if (hf_) return hf_->encode_with_special_tokens(text);
+  std::vector<uint32_t> ids;
+  if (bos_id() >= 0) ids.push_back(static_cast<uint32_t>(bos_id()));
+  const auto body = encode(text);
+  ids.insert(ids.end(), body.begin(), body.end());
+  return ids;
+}
+
 std::string Tokenizer::decode(const std::vector<uint32_t>& ids) const {
+  if (hf_) return hf_->decode(ids, /*skip_special_tokens=*/true);
   const auto size = static_cast<uint32_t>(vocab_size());
   std::vector<int> signed_ids;
   signed_ids.reserve(ids.size());
@@ -228,6 +255,7 @@ std::vector<std::vector<uint32_t>> Tokenizer::encode_batch(const std::vector<std
   std::vector<std::vector<uint32_t>> out(texts.size());
   if (texts.empty()) return out;
   const auto n_threads = static_cast<size_t>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(texts.size())));
+  if (hf_) return hf_->encode_batch(texts, static_cast<int>(n_threads));
   if (n_threads <= 1) {
     for (size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i]);
     return out;
@@ -253,12 +281,13 @@ std::vector<std::vector<uint32_t>> Tokenizer::encode_batch(const std::vector<std
   return out;
 }
 
-int Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
-int Tokenizer::unk_id() const { return sp_->unk_id(); }
-int Tokenizer::bos_id() const { return sp_->bos_id(); }
-int Tokenizer::eos_id() const { return sp_->eos_id(); }
-int Tokenizer::pad_id() const { return sp_->pad_id(); }
+int Tokenizer::vocab_size() const { return hf_ ? hf_->vocab_size() : sp_->GetPieceSize(); }
+int Tokenizer::unk_id() const { return hf_ ? hf_->unk_id() : sp_->unk_id(); }
+int Tokenizer::bos_id() const { return hf_ ? hf_->bos_id() : sp_->bos_id(); }
+int Tokenizer::eos_id() const { return hf_ ? hf_->eos_id() : sp_->eos_id(); }
+int Tokenizer::pad_id() const { return hf_ ? hf_->pad_id() : sp_->pad_id(); }
 std::string Tokenizer::piece(int id) const {
+  if (hf_) return hf_->id_to_token(id);
   if (id < 0 || id >= vocab_size()) {
     throw DataError("token id " + std::to_string(id) + " is outside the " + std::to_string(vocab_size()) +
                     "-piece vocabulary of '" + model_path_ + "'");
