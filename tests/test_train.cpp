@@ -10,6 +10,7 @@
 #include "ffnshape/compat.h"
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/data_error.h"
 #include "ffnshape/train/device.h"
 #include "ffnshape/train/loader.h"
 #include "ffnshape/train/lr_schedule.h"
@@ -128,6 +129,47 @@ TEST(Trainer, ResumeIsBitExact) {
   load_checkpoint(*latest_checkpoint(dir.file("resumed")), b, nullptr, torch::kCPU);
   const auto pa = a->named_parameters();
   for (const auto& p : b->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), pa[p.key()])) << p.key();
+}
+
+TEST(InitFrom, StartsFromTheSourceWeightsAtStepZero) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  config.train.steps = 60;  // long enough to learn the pattern: the source's loss ends far below a fresh model's
+  const auto source = train(config, quiet(dir.file("source")));
+  const auto fresh = train(config, quiet(dir.file("fresh")));
+  ASSERT_LT(source.final_loss, fresh.losses.front() - 1.0);
+
+  auto continued = config;
+  continued.train.init_from = dir.file("source");
+  continued.train.steps = 2;
+  continued.optimizer.lr = continued.optimizer.min_lr = 0;  // no update: the weights must stay the source's
+  const auto result = train(continued, quiet(dir.file("continued")));
+  EXPECT_EQ(result.steps_done, 2);  // a new run: step 0, not the source's step 8
+  EXPECT_LT(result.losses.front(), fresh.losses.front() - 1.0);  // trained weights, not a fresh init
+
+  nn::TransformerLM a(config.model), b(config.model);
+  load_checkpoint(*latest_checkpoint(dir.file("source")), a, nullptr, torch::kCPU);
+  load_checkpoint(*latest_checkpoint(dir.file("continued")), b, nullptr, torch::kCPU);
+  const auto pa = a->named_parameters();
+  for (const auto& p : b->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), pa[p.key()])) << p.key();
+}
+
+TEST(InitFrom, NamesEveryTensorOfAnotherShape) {
+  TempDir dir;
+  auto config = tiny_run(dir);
+  train(config, quiet(dir.file("source")));
+  auto wider = config;
+  wider.model.ffn.hidden = 24;
+  nn::TransformerLM model(wider.model);
+  try {
+    initialise_from(dir.file("source"), model);
+    FAIL() << "a model of another shape took the weights";
+  } catch (const DataError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("checkpoint [16, 32], this model [24, 32]"), std::string::npos) << message;
+    EXPECT_NE(message.find("config.yaml"), std::string::npos) << message;
+  }
+  EXPECT_THROW(initialise_from(dir.file("no_such_run"), model), DataError);
 }
 
 TEST(Trainer, OverfitsATinyBatch) {

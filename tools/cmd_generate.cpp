@@ -1,5 +1,5 @@
-// ffnshape generate RUN (--prompt TEXT | --prompt-tokens 5,17,42) [--max-tokens N] [--temperature T]
-//                   [--top-k K] [--top-p P] [--seed S] [--stop-token ID] [--no-cache] [--json]
+// ffnshape generate RUN (--prompt TEXT [--chat [--system TEXT]] | --prompt-tokens 5,17,42) [--max-tokens N]
+//                   [--temperature T] [--top-k K] [--top-p P] [--seed S] [--stop-token ID] [--no-cache] [--json]
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "ffnshape/config/config_error.h"
+#include "ffnshape/data/chat_template.h"
 #include "ffnshape/nn/generation.h"
 #include "ffnshape/train/checkpoint.h"
 #include "ffnshape/train/tokenizer.h"
@@ -18,6 +19,8 @@ struct GenerateCliOptions {
   std::string target;
   std::string prompt;
   std::string prompt_tokens;
+  bool chat = false;
+  std::string system;
   nn::SamplingOptions sampling;
   bool no_cache = false;
   bool json = false;
@@ -41,10 +44,31 @@ std::vector<int64_t> parse_token_list(const std::string& text, int64_t vocab_siz
   return ids;
 }
 
+// The prompt's ids: as the tokenizer frames a prompt (BOS where its convention says), or, with --chat,
+// the model's chat template rendered around it and encoded as written (the template holds the
+// special tokens, as transformers' apply_chat_template does).
+std::vector<int64_t> encode_prompt(const GenerateCliOptions& o, const Tokenizer& tokenizer) {
+  std::vector<uint32_t> ids;
+  if (o.chat) {
+    const auto chat_template = find_chat_template(tokenizer.model_path());
+    if (!chat_template) {
+      throw ConfigError("--chat", "needs a chat template, and none lies beside " + tokenizer.model_path(),
+                        "import the model's Hugging Face folder or GGUF file (they carry one), or drop --chat");
+    }
+    ids = tokenizer.encode(render_chat_prompt(*chat_template, o.prompt, o.system));
+  } else {
+    ids = tokenizer.encode_with_special_tokens(o.prompt);
+  }
+  return {ids.begin(), ids.end()};
+}
+
 int run_generate(GenerateCliOptions& o) {
   if (o.prompt.empty() == o.prompt_tokens.empty()) {
     throw ConfigError("--prompt", "and --prompt-tokens: give exactly one of them",
                       "e.g. --prompt \"Once upon a time\" or --prompt-tokens 5,17,42");
+  }
+  if ((o.chat || !o.system.empty()) && o.prompt.empty()) {
+    throw ConfigError("--chat", "and --system need --prompt (text)", "e.g. --prompt \"What is 2+2?\" --chat");
   }
   auto trained = load_trained_model(o.target);
   const auto& config = trained.config;
@@ -58,8 +82,7 @@ int run_generate(GenerateCliOptions& o) {
       throw ConfigError("--prompt", "needs a tokenizer, and the run's data.tokenizer is not set",
                         "use --prompt-tokens, or train with data.tokenizer set");
     }
-    if (tokenizer->bos_id() >= 0) prompt.push_back(tokenizer->bos_id());
-    for (auto id : tokenizer->encode(o.prompt)) prompt.push_back(id);
+    prompt = encode_prompt(o, *tokenizer);
   }
   if (tokenizer && tokenizer->eos_id() >= 0) o.sampling.stop_token = tokenizer->eos_id();
   if (o.stop_token >= 0) o.sampling.stop_token = o.stop_token;
@@ -96,6 +119,8 @@ Subcommand add_generate_command(CLI::App& app) {
   sub->add_option("target", o->target, "Run directory or checkpoint folder")->required();
   sub->add_option("--prompt", o->prompt, "Prompt text (needs the run's tokenizer)");
   sub->add_option("--prompt-tokens", o->prompt_tokens, "Prompt as comma-separated token ids");
+  sub->add_flag("--chat", o->chat, "Wrap --prompt in the model's chat template as a user turn (ChatML templates)");
+  sub->add_option("--system", o->system, "With --chat: the system message (default: the template's own, if any)");
   sub->add_option("--max-tokens", o->sampling.max_tokens, "New tokens at most (default 64)")->check(CLI::PositiveNumber);
   sub->add_option("--temperature", o->sampling.temperature, "0 = greedy (default)")->check(CLI::NonNegativeNumber);
   sub->add_option("--top-k", o->sampling.top_k, "Sample among the K most likely tokens")->check(CLI::NonNegativeNumber);

@@ -163,6 +163,7 @@ void emit_training(YAML::Emitter& out, const RunConfig& c) {
   key("bucket_mb") << Number{c.train.bucket_mb};
   key("overlap_comm") << c.train.overlap_comm;
   key("collective_timeout_s") << Number{c.train.collective_timeout_s};
+  key("init_from") << c.train.init_from;
   out << YAML::EndMap;
   key("optimizer") << YAML::BeginMap;
   key("lr") << Number{c.optimizer.lr};

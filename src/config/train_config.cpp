@@ -81,6 +81,7 @@ TrainConfig parse_train_config(YamlSection& s) {
   if (c.collective_timeout_s < 1) {
     throw s.error("collective_timeout_s", "is below 1 s", "use e.g. 600; a lost rank is reported after this long");
   }
+  c.init_from = s.get("init_from", c.init_from);
   s.finish();
   return c;
 }

@@ -10,6 +10,7 @@
 #include "ffnshape/train/data_error.h"
 #include "../common/text_file.h"
 #include "ffnshape/train/tokenizer.h"
+#include "gguf_tokenizer.h"
 #include "hf_names.h"
 #include "sentencepiece_model.h"
 
@@ -74,8 +75,8 @@ ModelConfig model_from_metadata(const GgufFile& g) {
 std::optional<std::string> sentencepiece_from_gguf(const GgufFile& g, std::string& description) {
   const auto kind = g.has("tokenizer.ggml.model") ? g.string("tokenizer.ggml.model") : std::string("none");
   if (kind != "llama") {
-    description = "embedded " + kind + " vocabulary: not kept (only llama-type, i.e. SentencePiece, vocabularies are); "
-          "give prompts as token ids";
+    description = "embedded " + kind + " vocabulary: not kept (only llama-type (SentencePiece) and gpt2-type "
+          "(byte-level BPE) vocabularies are); give prompts as token ids";
     return std::nullopt;
   }
   SentencePieceVocab v;
@@ -98,6 +99,22 @@ std::optional<std::string> sentencepiece_from_gguf(const GgufFile& g, std::strin
   } catch (const std::invalid_argument& e) {
     throw DataError("the embedded llama vocabulary of '" + g.path() + "' is not a valid SentencePiece vocabulary: " + e.what() +
                     "\n  fix: give an unmodified llama.cpp conversion");
+  }
+}
+
+// A gpt2-type (byte-level BPE) vocabulary as tokenizer.json + tokenizer_config.json. A pre-tokenizer
+// ffnshape does not know leaves the model importable without a tokenizer, and the report says why.
+std::optional<HfTokenizerFiles> byte_level_from_gguf(const GgufFile& g, std::string& description) {
+  if (!g.has("tokenizer.ggml.model") || g.string("tokenizer.ggml.model") != "gpt2") return std::nullopt;
+  try {
+    auto files = hf_tokenizer_from_gguf(g);
+    description = "embedded gpt2 vocabulary (" + std::to_string(files->tokens) + " tokens, " +
+                  std::to_string(files->merges) + " merges, pre-tokenizer " + files->pre_tokenizer +
+                  ") -> tokenizer.json (Hugging Face byte-level BPE); data.tokenizer points at it";
+    return files;
+  } catch (const DataError& e) {
+    description = std::string("embedded gpt2 vocabulary: not kept: ") + e.what();
+    return std::nullopt;
   }
 }
 
@@ -154,7 +171,9 @@ HfImportReport import_gguf(const std::string& path, const std::string& run_dir, 
   report.tensors = static_cast<int64_t>(names.size());
   report.parameters = model->num_parameters();
   const auto sentencepiece = sentencepiece_from_gguf(g, report.tokenizer);
+  const auto byte_level = sentencepiece ? std::nullopt : byte_level_from_gguf(g, report.tokenizer);
   if (sentencepiece) report.config.data.tokenizer = (fs::absolute(run_dir) / "tokenizer.model").string();
+  if (byte_level) report.config.data.tokenizer = (fs::absolute(run_dir) / "tokenizer.json").string();
   // Built under RUN_DIR.partial: a vocabulary libsentencepiece refuses leaves no half run behind.
   StagedFolder staged(run_dir);
   write_imported_run(report.config, model, staged.path().string(),
@@ -164,6 +183,12 @@ HfImportReport import_gguf(const std::string& path, const std::string& run_dir, 
     const auto written = (staged.path() / "tokenizer.model").string();
     write_text_file(written, *sentencepiece);
     Tokenizer::load(written);  // libsentencepiece's own check of what was written
+  }
+  if (byte_level) {
+    write_text_file((staged.path() / "tokenizer_config.json").string(), byte_level->tokenizer_config_json + "\n");
+    const auto written = (staged.path() / "tokenizer.json").string();
+    write_text_file(written, byte_level->tokenizer_json + "\n");
+    Tokenizer::load(written);  // the run's tokenizer must load before the run appears
   }
   staged.commit();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -52,10 +52,11 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
   const std::string& tokenizer = trained.config.data.tokenizer;
   report.tokenizer_copied = !tokenizer.empty() && fs::is_regular_file(tokenizer);
   nlohmann::json tokenizer_config;
+  const bool byte_level = fs::path(tokenizer).extension() == ".json";
   if (report.tokenizer_copied) {
     const auto tok = Tokenizer::load(tokenizer);
     bos = tok.bos_id(), eos = tok.eos_id(), pad = tok.pad_id();
-    tokenizer_config = hf_tokenizer_config(tok, m.max_seq_len);
+    if (!byte_level) tokenizer_config = hf_tokenizer_config(tok, m.max_seq_len);
   }
 
   // Written under OUT.partial and renamed at the end: an interrupted export leaves no half folder.
@@ -67,7 +68,14 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
     config << hf_config_from_model(m, dtype == torch::kFloat ? "float32" : "bfloat16", bos, eos, pad).dump(2) << "\n";
     if (!config) throw std::runtime_error("cannot write '" + (out / "config.json").string() + "'");
   }
-  if (report.tokenizer_copied) {
+  if (report.tokenizer_copied && byte_level) {
+    // tokenizer.json travels with its companions; transformers reads the special tokens from them.
+    if (fs::path(tokenizer).filename() == "tokenizer.json") {
+      copy_hf_tokenizer_files(fs::path(tokenizer).parent_path().string(), out.string());
+    } else {
+      fs::copy_file(tokenizer, out / "tokenizer.json");
+    }
+  } else if (report.tokenizer_copied) {
     fs::copy_file(tokenizer, out / "tokenizer.model");
     std::ofstream config(out / "tokenizer_config.json");
     config << tokenizer_config.dump(2) << "\n";

@@ -85,7 +85,9 @@ void copy_weights(const SafetensorsCheckpoint& ckpt, const std::vector<TensorNam
   }
 }
 
-// tokenizer.model (SentencePiece) is kept with the run; other tokenizers are only reported.
+// tokenizer.model (SentencePiece) is kept with the run, else tokenizer.json (byte-level BPE) with the
+// files beside it. A tokenizer.json ffnshape cannot encode exactly leaves the model importable, and
+// the report says why.
 std::string find_tokenizer(const fs::path& dir, RunConfig& config, const std::string& run_dir) {
   if (fs::is_regular_file(dir / "tokenizer.model")) {
     Tokenizer::load((dir / "tokenizer.model").string());  // a DataError here when it is not SentencePiece
@@ -93,8 +95,13 @@ std::string find_tokenizer(const fs::path& dir, RunConfig& config, const std::st
     return "tokenizer.model (SentencePiece), copied; data.tokenizer points at it";
   }
   if (fs::is_regular_file(dir / "tokenizer.json")) {
-    return "tokenizer.json only (a Hugging Face tokenizers file, not SentencePiece): not recorded; "
-           "encode text with transformers and give ffnshape token ids";
+    try {
+      Tokenizer::load((dir / "tokenizer.json").string());
+    } catch (const DataError& e) {
+      return std::string("tokenizer.json: not kept: ") + e.what();
+    }
+    config.data.tokenizer = (fs::absolute(run_dir) / "tokenizer.json").string();
+    return "tokenizer.json (Hugging Face byte-level BPE), copied with its companion files; data.tokenizer points at it";
   }
   return "none in the folder";
 }
@@ -137,7 +144,9 @@ HfImportReport import_hf(const std::string& hf_dir, const std::string& run_dir, 
                       {"architecture", spec.architecture},
                       {"dtype", to_string(options.dtype)},
                       {"tokenizer", report.tokenizer}});
-  if (!report.config.data.tokenizer.empty()) fs::copy_file(dir / "tokenizer.model", staged.path() / "tokenizer.model");
+  const auto kept = fs::path(report.config.data.tokenizer).filename();
+  if (kept == "tokenizer.model") fs::copy_file(dir / kept, staged.path() / kept);
+  if (kept == "tokenizer.json") copy_hf_tokenizer_files(dir.string(), staged.path().string());
   staged.commit();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

@@ -36,4 +36,11 @@ void write_imported_run(const RunConfig& config, nn::TransformerLM& model, const
   save_checkpoint(checkpoint_dir(run_dir, 0), model, *optimizer, TrainingState{});
 }
 
+void copy_hf_tokenizer_files(const std::string& from_dir, const std::string& to_dir) {
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja"}) {
+    const auto from = fs::path(from_dir) / name;
+    if (fs::is_regular_file(from)) fs::copy_file(from, fs::path(to_dir) / name, fs::copy_options::overwrite_existing);
+  }
+}
+
 }  // namespace ffnshape::interop

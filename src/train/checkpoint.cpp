@@ -128,29 +128,86 @@ void prune_checkpoints(const std::string& run_dir, int64_t keep) {
   }
 }
 
-TrainedModel load_trained_model(const std::string& target) {
-  TrainedModel trained;
-  trained.checkpoint = target;
-  fs::path run_dir = target;
-  if (is_complete_checkpoint(target)) {
-    run_dir = fs::path(target).parent_path().parent_path();
-  } else {
-    const auto latest = latest_checkpoint(target);
-    if (!latest) {
-      throw DataError("'" + target + "' holds no complete checkpoint\n  fix: give a run directory or a checkpoint folder");
-    }
-    trained.checkpoint = *latest;
+namespace {
+
+// A run directory (its newest complete checkpoint) or a checkpoint folder inside one, and the run
+// directory whose config.yaml describes it.
+std::pair<fs::path, std::string> resolve_checkpoint(const std::string& target) {
+  if (is_complete_checkpoint(target)) return {fs::path(target).parent_path().parent_path(), target};
+  if (!fs::exists(target)) {
+    throw DataError("'" + target + "' does not exist\n  fix: give a run directory or a checkpoint folder");
   }
+  const auto latest = latest_checkpoint(target);
+  if (!latest) {
+    throw DataError("'" + target + "' holds no complete checkpoint\n  fix: give a run directory or a checkpoint folder");
+  }
+  return {fs::path(target), *latest};
+}
+
+RunConfig config_of_run(const fs::path& run_dir) {
   const auto config_path = run_dir / "config.yaml";
   if (!fs::exists(config_path)) {
     throw DataError("'" + config_path.string() + "' is missing\n  fix: give a checkpoint inside a run directory written by `ffnshape train`");
   }
-  trained.config = load_run_config(config_path.string());
+  return load_run_config(config_path.string());
+}
+
+std::string shape_text(const torch::Tensor& t) {
+  std::string text = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) text += (i ? ", " : "") + std::to_string(t.size(i));
+  return text + "]";
+}
+
+// "name: checkpoint [a, b], this model [c, d]" lines for every difference, five at most.
+std::string weight_differences(const torch::OrderedDict<std::string, torch::Tensor>& source,
+                               const torch::OrderedDict<std::string, torch::Tensor>& target) {
+  std::vector<std::string> lines;
+  for (const auto& item : target) {
+    const auto* found = source.find(item.key());
+    if (!found) lines.push_back(item.key() + ": not in the checkpoint");
+    else if (!found->sizes().equals(item.value().sizes()))
+      lines.push_back(item.key() + ": checkpoint " + shape_text(*found) + ", this model " + shape_text(item.value()));
+  }
+  for (const auto& item : source) {
+    if (!target.find(item.key())) lines.push_back(item.key() + ": in the checkpoint, not in this model");
+  }
+  std::string text;
+  for (size_t i = 0; i < std::min<size_t>(lines.size(), 5); ++i) text += "\n  " + lines[i];
+  if (lines.size() > 5) text += "\n  ... and " + std::to_string(lines.size() - 5) + " more";
+  return text;
+}
+
+}  // namespace
+
+TrainedModel load_trained_model(const std::string& target) {
+  TrainedModel trained;
+  const auto [run_dir, checkpoint] = resolve_checkpoint(target);
+  trained.checkpoint = checkpoint;
+  trained.config = config_of_run(run_dir);
   const auto device = resolve_device(trained.config.train.device);
   trained.model = nn::TransformerLM(trained.config.model);
   trained.model->to(device);
   trained.step = load_checkpoint(trained.checkpoint, trained.model, nullptr, device).step;
   return trained;
+}
+
+std::string initialise_from(const std::string& target, nn::TransformerLM& model) {
+  const auto [run_dir, checkpoint] = resolve_checkpoint(target);
+  // The source is rebuilt from its own config on the CPU, so any shape difference is found by name.
+  // Parameters only: the buffers (RoPE tables) follow from this run's config.
+  nn::TransformerLM source(config_of_run(run_dir).model);
+  load_checkpoint(checkpoint, source, nullptr, torch::kCPU);
+  auto from = source->named_parameters();
+  auto to = model->named_parameters();
+  const auto differences = weight_differences(from, to);
+  if (!differences.empty()) {
+    throw DataError("train.init_from: the weights of '" + checkpoint + "' do not fit this model:" + differences +
+                    "\n  fix: give the model section of " + (run_dir / "config.yaml").string() +
+                    " (copy it, or --set the differing model keys)");
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& item : to) item.value().copy_(*from.find(item.key()));
+  return checkpoint;
 }
 
 }  // namespace ffnshape

@@ -166,6 +166,10 @@ void check_run_config(const RunConfig& config, const TrainOptions& options) {
     throw ConfigError("data.train", "is not set", "point it at token shards, e.g. data/bigtxt/train_*.bin");
   }
   if (options.run_dir.empty()) throw ConfigError("--run-dir", "is empty", "give a directory for the run's outputs");
+  if (!config.train.init_from.empty() && !fs::exists(config.train.init_from)) {
+    throw ConfigError("train.init_from", "'" + config.train.init_from + "' does not exist",
+                      "give a run directory or a checkpoint folder (e.g. one written by ffnshape import)");
+  }
   if (!config.data.tokenizer.empty()) {
     const int vocab = Tokenizer::load(config.data.tokenizer).vocab_size();
     if (vocab > config.model.vocab_size) {
@@ -401,6 +405,9 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
       return finished;
     }
     if (!options.quiet && ranks.is_root()) log::info("resuming from {} (step {})", *resume_from, state.step);
+  } else if (!config.train.init_from.empty()) {
+    const auto source = initialise_from(config.train.init_from, run.model);
+    if (!options.quiet && ranks.is_root()) log::info("weights from {} (new optimizer, step 0)", source);
   }
   ranks.attach(*run.model, run.optimizer);
   if (ranks.is_root()) std::ofstream(run_dir / "config.yaml") << to_yaml(config);

@@ -38,6 +38,9 @@ struct TrainConfig {
   double bucket_mb = 25;        // gradient all-reduce bucket size in MB
   bool overlap_comm = true;     // start each bucket's all-reduce during backward (false: after it)
   double collective_timeout_s = 600;  // a collective not done within this is an error naming the lost rank
+  // A run directory or checkpoint folder whose model weights start this run: weights only, a fresh
+  // optimizer and step 0 (continued pretraining, fine-tuning). Ignored when the run resumes.
+  std::string init_from;
 };
 
 struct OptimizerConfig {

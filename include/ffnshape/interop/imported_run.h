@@ -21,4 +21,8 @@ void check_new_run_dir(const std::string& run_dir);
 void write_imported_run(const RunConfig& config, nn::TransformerLM& model, const std::string& run_dir,
                         const std::map<std::string, std::string>& provenance);
 
+// Copies tokenizer.json and the files that complete it where present (tokenizer_config.json: the
+// special tokens; special_tokens_map.json; chat_template.jinja) from one folder into another.
+void copy_hf_tokenizer_files(const std::string& from_dir, const std::string& to_dir);
+
 }  // namespace ffnshape::interop

@@ -46,6 +46,11 @@ struct TrainedModel {
 // when there is no complete checkpoint or no config.yaml beside it.
 TrainedModel load_trained_model(const std::string& run_dir_or_checkpoint);
 
+// Copies the model weights of a run directory (its newest complete checkpoint) or a checkpoint folder
+// into `model`, tensor by tensor: the optimizer, step and data position are not taken. DataError
+// naming every tensor that is missing, unexpected or of another shape. Returns the checkpoint used.
+std::string initialise_from(const std::string& run_dir_or_checkpoint, nn::TransformerLM& model);
+
 // Keeps the newest `keep` complete checkpoints; removes older ones and leftover temporary folders.
 void prune_checkpoints(const std::string& run_dir, int64_t keep);
 
