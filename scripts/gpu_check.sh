@@ -18,7 +18,8 @@
 #                                           the CPU, with the CUDA tests skipped, so the script stays
 #                                           working where no GPU is lent
 #
-# Environment: PYTHON (default python3: the one with the CUDA torch), BUILD_DIR (default build-gpu;
+# Environment: GPU_CHECK_CTEST=0 skips the whole suite (the CUDA tests still run), PYTHON (default
+# python3: the one with the CUDA torch), BUILD_DIR (default build-gpu;
 # --rehearse: build), STEPS (timed benchmark steps, default 20), OUT (where results go, default
 # gpu_check_out/). Everything it prints also lands in $OUT/gpu_check.log, the table in $OUT/speed.md.
 set -euo pipefail
@@ -27,7 +28,8 @@ cd "$root"
 mode=${1:-check}
 bundle=$root/gpu_bundle
 debs=(libyaml-cpp-dev libyaml-cpp0.7 libcli11-dev libgtest-dev nlohmann-json3-dev libsentencepiece-dev
-      libsentencepiece0 libhera-dev libgudhi-dev libboost1.74-dev libgloo-dev)
+      libsentencepiece0 libhera-dev libgudhi-dev libboost1.74-dev libgloo-dev libpcre2-dev libpcre2-8-0
+      libicu-dev libicu72 libzstd-dev zlib1g-dev)
 
 die() { echo "gpu_check: error: $1" >&2; [ -n "${2:-}" ] && echo "  fix: $2" >&2; exit 1; }
 section() { echo; echo "== $* ($(date +%T))"; }
@@ -70,20 +72,27 @@ for tool in cmake c++; do command -v "$tool" >/dev/null || die "no $tool on PATH
 
 # --- the libraries besides torch: the system's, or the carried .deb files ---------------------------
 prefix=""
-if [ "$mode" = check ] && [ -d "$bundle/debs" ] && ! [ -f /usr/include/yaml-cpp/yaml.h ]; then
+# The carried packages are used when the system lacks any of them (an image may have some, e.g.
+# yaml-cpp, and not others, e.g. Hera).
+has_system_libraries() {
+  for header in yaml-cpp/yaml.h hera/wasserstein/auction_runner_gs.h pcre2.h unicode/normalizer2.h zstd.h; do
+    [ -f "/usr/include/$header" ] || return 1
+  done
+}
+if [ "$mode" = check ] && [ -d "$bundle/debs" ] && ! has_system_libraries; then
   section "unpacking $(ls "$bundle/debs" | wc -l) carried packages"
   prefix=$bundle/prefix
   rm -rf "$prefix"
   for deb in "$bundle"/debs/*.deb; do dpkg-deb -x "$deb" "$prefix" 2>/dev/null || dpkg -x "$deb" "$prefix"; done
   usr=$prefix/usr
-  # SentencePiece's pkg-config file names /usr; point it at the unpacked copy.
-  sed -i "s|^prefix=.*|prefix=$usr|" "$usr"/lib/x86_64-linux-gnu/pkgconfig/sentencepiece.pc
+  # The pkg-config files (SentencePiece, PCRE2, ICU, ...) name /usr; point them at the unpacked copy.
+  sed -i "s|^prefix=.*|prefix=$usr|" "$usr"/lib/x86_64-linux-gnu/pkgconfig/*.pc
   ln -sf libsentencepiece.so.0 "$usr/lib/x86_64-linux-gnu/libsentencepiece.so" 2>/dev/null || true
   ln -sf libsentencepiece_train.so.0 "$usr/lib/x86_64-linux-gnu/libsentencepiece_train.so" 2>/dev/null || true
   export PKG_CONFIG_PATH=$usr/lib/x86_64-linux-gnu/pkgconfig
   export CPATH=$usr/include${CPATH:+:$CPATH}  # Boost's headers for Hera and GUDHI
   export LD_LIBRARY_PATH=$usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-elif [ "$mode" = check ] && ! [ -f /usr/include/yaml-cpp/yaml.h ]; then
+elif [ "$mode" = check ] && ! has_system_libraries; then
   die "neither the system nor gpu_bundle/ has yaml-cpp and the other libraries" \
     "run 'bash scripts/gpu_check.sh --pack' on the development machine and carry gpu_bundle"
 fi
@@ -114,7 +123,7 @@ section "tests"
 # ctest, which may be running the rehearsal itself in the same build directory.
 # A failure does not stop the measurements below; the script still exits non-zero at the end.
 tests_failed=0
-if [ "$mode" = check ]; then
+if [ "$mode" = check ] && [ "${GPU_CHECK_CTEST:-1}" = 1 ]; then
   (cd "$build" && ctest -j "$(nproc)" --timeout 300 -E "^(cli_|installed_|plot_|gpu_check)" >"$out/ctest.log" 2>&1) &&
     tail -n 3 "$out/ctest.log" || { grep -E "Failed|\*\*\*" "$out/ctest.log"; echo "gpu_check: tests FAILED (see $out/ctest.log)"; tests_failed=1; }
 fi

@@ -75,7 +75,8 @@ struct GradientSync::Impl {
   bool overlap = true;
   std::vector<Bucket> buckets;
   std::vector<char> ready;  // per parameter, in the armed backward
-  std::vector<c10::intrusive_ptr<torch::autograd::Node>> accumulators;
+  // Whatever handle grad_accumulator() returns (its pointer type differs between LibTorch versions).
+  std::vector<decltype(torch::autograd::impl::grad_accumulator(std::declval<const torch::Tensor&>()))> accumulators;
   std::vector<uintptr_t> hooks;
   bool armed = false;
   size_t next_launch = 0;
