@@ -33,8 +33,9 @@ if(parquet_library AND arrow_library AND EXISTS "${FFNSHAPE_PYARROW_DIR}/include
   list(GET parquet_library 0 parquet_library)
   list(GET arrow_library 0 arrow_library)
   target_sources(ffnshape PRIVATE src/data/parquet_source.cpp)
+  # Arrow 21 and newer need C++20 (std::span) in their headers, whatever the rest is compiled as.
   set_source_files_properties(src/data/parquet_source.cpp PROPERTIES
-    SKIP_PRECOMPILE_HEADERS ON INCLUDE_DIRECTORIES "${FFNSHAPE_PYARROW_DIR}/include")
+    SKIP_PRECOMPILE_HEADERS ON INCLUDE_DIRECTORIES "${FFNSHAPE_PYARROW_DIR}/include" COMPILE_OPTIONS -std=c++20)
   target_link_libraries(ffnshape_parquet_libraries INTERFACE "${parquet_library}" "${arrow_library}")
   target_link_options(ffnshape_parquet_libraries INTERFACE "LINKER:-rpath,${FFNSHAPE_PYARROW_DIR}")
   message(STATUS "ffnshape: Parquet corpora through ${parquet_library}")

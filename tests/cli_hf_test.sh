@@ -165,9 +165,49 @@ contains '"text"' "$out" "a text prompt through the rebuilt tokenizer"
 expect 2 "a GGUF vocabulary with one type too few" -- "$FFNSHAPE" import "$tmp/bad_types.gguf" --out "$tmp/g_bad"
 contains "not a valid SentencePiece vocabulary" "$err" "bad vocabulary named"
 [ ! -e "$tmp/g_bad" ] || fail "nothing written for a bad vocabulary"
-cp -r "$tmp/hf_llama_gqa" "$tmp/hf_json_tok" && echo '{"model": {"type": "BPE"}}' >"$tmp/hf_json_tok/tokenizer.json"
-expect 0 "import with tokenizer.json only" -- "$FFNSHAPE" import "$tmp/hf_json_tok" --out "$tmp/run_json_tok"
-contains "not SentencePiece" "$out" "tokenizer.json is reported, not recorded"
+# A folder with a tokenizer.json that cannot be read exactly: the model imports, the tokenizer is
+# reported with the reason and not recorded.
+cp -r "$tmp/hf_llama_gqa" "$tmp/hf_json_bad" && echo '{"model": {"type": "BPE"}}' >"$tmp/hf_json_bad/tokenizer.json"
+expect 0 "import with a broken tokenizer.json" -- "$FFNSHAPE" import "$tmp/hf_json_bad" --out "$tmp/run_json_bad"
+contains "tokenizer.json: not kept" "$out" "a broken tokenizer.json is reported, not recorded"
+grep -q "tokenizer: \"\"\|tokenizer: ''\|tokenizer: *$" "$tmp/run_json_bad/config.yaml" || fail "data.tokenizer set for a broken tokenizer.json"
+# A byte-level BPE tokenizer.json (trained by the tokenizers package) with its tokenizer_config.json,
+# beside a Llama of 300 rows that transformers writes: kept, used for text prompts, and exported
+# again beside the weights.
+"$PYTHON" - "$tmp/hf_json_tok" <<'PY' || fail "could not write a model folder with a tokenizer.json"
+import json, sys, torch
+from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
+from transformers import LlamaConfig, LlamaForCausalLM
+torch.manual_seed(0)
+config = LlamaConfig(vocab_size=300, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True)
+LlamaForCausalLM(config).save_pretrained(sys.argv[1])
+tok = Tokenizer(models.BPE())
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+tok.decoder = decoders.ByteLevel()
+trainer = trainers.BpeTrainer(vocab_size=280, special_tokens=["<|endoftext|>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+tok.train_from_iterator(["alpha beta gamma delta"] * 50, trainer)
+tok.save(sys.argv[1] + "/tokenizer.json")
+json.dump({"eos_token": "<|endoftext|>", "bos_token": None}, open(sys.argv[1] + "/tokenizer_config.json", "w"))
+PY
+expect 0 "import with tokenizer.json" -- "$FFNSHAPE" import "$tmp/hf_json_tok" --out "$tmp/run_json_tok"
+contains "tokenizer.json (Hugging Face byte-level BPE), copied" "$out" "a tokenizer.json is kept"
+[ -f "$tmp/run_json_tok/tokenizer.json" ] && [ -f "$tmp/run_json_tok/tokenizer_config.json" ] || fail "tokenizer files not copied"
+expect 0 "generate with a text prompt through tokenizer.json" -- "$FFNSHAPE" generate "$tmp/run_json_tok" --prompt "alpha beta" \
+  --max-tokens 3 --json
+printf '%s\n' "$out" >"$tmp/json_tok_generated.json"
+expect 0 "export the run with tokenizer.json" -- "$FFNSHAPE" export "$tmp/run_json_tok" --out "$tmp/hf_json_back"
+"$PYTHON" - "$tmp/hf_json_tok" "$tmp/json_tok_generated.json" "$tmp/hf_json_back" <<'PY' || fail "tokenizer.json import / export"
+import json, sys
+from tokenizers import Tokenizer
+from transformers import AutoTokenizer
+ours = json.load(open(sys.argv[2]))
+assert ours["prompt_tokens"] == Tokenizer.from_file(sys.argv[1] + "/tokenizer.json").encode("alpha beta").ids, ours
+back = AutoTokenizer.from_pretrained(sys.argv[3])
+assert back("alpha beta gamma").input_ids == Tokenizer.from_file(sys.argv[1] + "/tokenizer.json").encode("alpha beta gamma").ids
+assert back.eos_token == "<|endoftext|>", back.eos_token
+print("  tokenizer.json: kept on import, prompt ids as tokenizers, exported with its config for AutoTokenizer")
+PY
 
 # 3. Malformed folders: exit 2, naming what is wrong; nothing written.
 mkdir -p "$tmp/empty"

@@ -10,6 +10,7 @@
 #include "ffnshape/data/chat_template.h"
 #include "ffnshape/nn/generation.h"
 #include "ffnshape/train/checkpoint.h"
+#include "ffnshape/train/data_error.h"
 #include "ffnshape/train/tokenizer.h"
 
 namespace ffnshape::cli {
@@ -83,6 +84,13 @@ int run_generate(GenerateCliOptions& o) {
                         "use --prompt-tokens, or train with data.tokenizer set");
     }
     prompt = encode_prompt(o, *tokenizer);
+    for (const auto id : prompt) {
+      if (id >= config.model.vocab_size) {
+        throw DataError("the tokenizer " + tokenizer->model_path() + " gave id " + std::to_string(id) +
+                        ", but the model has " + std::to_string(config.model.vocab_size) +
+                        " embedding rows\n  fix: set data.tokenizer to the model's own tokenizer, or use --prompt-tokens");
+      }
+    }
   }
   if (tokenizer && tokenizer->eos_id() >= 0) o.sampling.stop_token = tokenizer->eos_id();
   if (o.stop_token >= 0) o.sampling.stop_token = o.stop_token;

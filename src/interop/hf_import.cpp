@@ -96,7 +96,11 @@ std::string find_tokenizer(const fs::path& dir, RunConfig& config, const std::st
   }
   if (fs::is_regular_file(dir / "tokenizer.json")) {
     try {
-      Tokenizer::load((dir / "tokenizer.json").string());
+      const auto tokens = Tokenizer::load((dir / "tokenizer.json").string()).vocab_size();
+      if (tokens > config.model.vocab_size) {
+        return "tokenizer.json: not kept: its " + std::to_string(tokens) + " tokens exceed the model's " +
+               std::to_string(config.model.vocab_size) + " embedding rows";
+      }
     } catch (const DataError& e) {
       return std::string("tokenizer.json: not kept: ") + e.what();
     }
