@@ -193,6 +193,12 @@ TEST(StagedFolder, ReplacesAPartialFolderOfAKilledProcessAndRefusesAFullOne) {
   }
   EXPECT_TRUE(fs::is_directory(final_dir));
   std::ofstream(final_dir / "config.yaml") << "model: {}";
-  EXPECT_THROW(ffnshape::StagedFolder{final_dir}, std::runtime_error);
+  try {
+    ffnshape::StagedFolder refused(final_dir);
+    FAIL() << "a folder with a file in it was taken as an output folder";
+  } catch (const DataError& e) {  // the importers' and the exporter's message, with the fix
+    EXPECT_NE(std::string(e.what()).find("already exists and is not empty; nothing was written"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("fix: give a new --out folder"), std::string::npos);
+  }
   EXPECT_TRUE(fs::is_regular_file(final_dir / "config.yaml"));  // untouched
 }

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "ffnshape/train/data_error.h"
+
 namespace fs = std::filesystem;
 
 namespace ffnshape {
@@ -19,11 +21,16 @@ void write_text_file(const std::string& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
+void check_new_output_dir(const fs::path& dir) {
+  if (fs::exists(dir) && !(fs::is_directory(dir) && fs::is_empty(dir))) {
+    throw DataError("'" + dir.string() + "' already exists and is not empty; nothing was written\n"
+                    "  fix: give a new --out folder, or remove this one");
+  }
+}
+
 StagedFolder::StagedFolder(const fs::path& final_dir)
     : final_(final_dir), staging_(final_dir.string() + ".partial") {
-  if (fs::exists(final_) && !(fs::is_directory(final_) && fs::is_empty(final_))) {
-    throw std::runtime_error("'" + final_.string() + "' already exists and is not empty");
-  }
+  check_new_output_dir(final_);
   fs::remove_all(staging_);
   std::error_code ec;
   fs::create_directories(staging_, ec);

@@ -10,10 +10,15 @@ namespace ffnshape {
 // Writes `text` to PATH.tmp, then renames it over `path`. std::runtime_error saying what failed.
 void write_text_file(const std::string& path, const std::string& text);
 
+// DataError unless `dir` is absent or an empty folder: an output folder (an import's run, an
+// export) is never written over. The one check of its kind; StagedFolder makes it too.
+void check_new_output_dir(const std::filesystem::path& dir);
+
 // A folder built under a sibling name (FINAL.partial) and renamed to its final name by commit(). If
 // commit() is never reached (an exception, a refused input), the destructor removes the partial
 // folder, so the final name is either absent or complete and a rerun is not refused. A .partial left
-// by a killed process is removed on construction. The final folder must be absent or empty.
+// by a killed process is removed on construction. The final folder must be absent or empty
+// (check_new_output_dir).
 class StagedFolder {
  public:
   explicit StagedFolder(const std::filesystem::path& final_dir);

@@ -63,11 +63,8 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
   StagedFolder staged(out_dir);
   const fs::path& out = staged.path();
   write_safetensors((out / "model.safetensors").string(), tensors, {{"format", "pt"}});
-  {
-    std::ofstream config(out / "config.json");
-    config << hf_config_from_model(m, dtype == torch::kFloat ? "float32" : "bfloat16", bos, eos, pad).dump(2) << "\n";
-    if (!config) throw std::runtime_error("cannot write '" + (out / "config.json").string() + "'");
-  }
+  write_text_file((out / "config.json").string(),
+                  hf_config_from_model(m, dtype == torch::kFloat ? "float32" : "bfloat16", bos, eos, pad).dump(2) + "\n");
   if (report.tokenizer_copied && byte_level) {
     // tokenizer.json travels with its companions; transformers reads the special tokens from them.
     if (fs::path(tokenizer).filename() == "tokenizer.json") {
@@ -77,9 +74,7 @@ HfExportReport export_hf(const std::string& run, const std::string& out_dir, con
     }
   } else if (report.tokenizer_copied) {
     fs::copy_file(tokenizer, out / "tokenizer.model");
-    std::ofstream config(out / "tokenizer_config.json");
-    config << tokenizer_config.dump(2) << "\n";
-    if (!config) throw std::runtime_error("cannot write '" + (out / "tokenizer_config.json").string() + "'");
+    write_text_file((out / "tokenizer_config.json").string(), tokenizer_config.dump(2) + "\n");
   }
   staged.commit();
   return report;

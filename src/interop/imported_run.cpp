@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../common/text_file.h"
 #include "ffnshape/train/checkpoint.h"
 #include "ffnshape/train/data_error.h"
 #include "ffnshape/train/optimizer.h"
@@ -13,12 +14,7 @@ namespace fs = std::filesystem;
 
 namespace ffnshape::interop {
 
-void check_new_run_dir(const std::string& run_dir) {
-  if (fs::exists(run_dir) && !(fs::is_directory(run_dir) && fs::is_empty(run_dir))) {
-    throw DataError("'" + run_dir + "' already exists and is not empty; nothing was written\n"
-                    "  fix: give a new --out folder, or remove this one");
-  }
-}
+void check_new_run_dir(const std::string& run_dir) { check_new_output_dir(run_dir); }
 
 void write_imported_run(const RunConfig& config, nn::TransformerLM& model, const std::string& run_dir,
                         const std::map<std::string, std::string>& provenance) {
