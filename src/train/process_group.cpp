@@ -163,7 +163,11 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const std::string& address, c10
 // c10d logs a lost store connection as a warning, and a client's connection attempt that times out
 // as an error, each with a C++ backtrace, before it throws. While a rank joins both are expected (a
 // client retries in 5 s attempts while rank 0 is busy; see join_store), and a real failure is
-// reported by the join's own message, so only fatal lines pass meanwhile.
+// reported by the join's own message, so only fatal lines pass meanwhile. The threshold is c10's one
+// process-wide log level: c10's MessageLogger (c10/util/logging_common.h) compares each line with
+// FLAGS_caffe2_log_level and writes it to stderr, with no per-thread level, handler or sink to
+// hook, so the join cannot silence its own lines alone. Another thread's c10 warnings and errors in
+// those seconds (the trainer starts no other work before the join) are silenced too.
 class QuietStoreWarnings {
  public:
   QuietStoreWarnings() : previous_(FLAGS_caffe2_log_level) { FLAGS_caffe2_log_level = std::max(previous_, 3); }
