@@ -2,7 +2,8 @@
 # Data-parallel `ffnshape train` over Gloo on loopback, ranks started the way torchrun starts them
 # (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), by torchrun itself and by the Slurm batch script: 2 ranks of micro-batch b equal 1 process of 2b (also
 # with grad_accum 2, and with ZeRO-1), a 2-rank resume is bit-identical, checkpoints move between world sizes, and a
-# rank that dies or hangs stops the other with a message naming it. Environment: FFNSHAPE,
+# rank that dies or hangs stops the other with a message naming it, and a locked run directory stops
+# every rank at once. Environment: FFNSHAPE,
 # CHECKPOINT_DIFF (tests/checkpoint_diff). Also an experiment whose runs train as 2 ranks.
 set -uo pipefail
 source "$(dirname "$0")/cli_lib.sh"
@@ -264,5 +265,19 @@ contains "RANK" "$err" "RANK >= WORLD_SIZE message"
 expect 2 "unreachable MASTER_ADDR" -- env RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(free_port)" \
   "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/bad" --set train.collective_timeout_s=2
 contains "could not join the job at 127.0.0.1" "$err" "unreachable MASTER_ADDR message"
+
+# 8. A run directory another process is training into: rank 0 is refused its lock after the join and
+# says so, and rank 1 learns it at once instead of waiting out the 30 s collective timeout.
+mkdir -p "$tmp/locked"
+flock "$tmp/locked/lock" sleep 120 &
+holder=$!
+sleep 0.5
+ranks 2 locked --run-dir "$tmp/locked"
+code=$?
+kill "$holder" 2>/dev/null
+[ "$code" -ne 0 ] || fail "a locked run directory was trained into"
+contains "is being trained by another process" "$(cat "$tmp/locked.0")" "rank 0 names the lock"
+contains "rank 0 could not start this run" "$(cat "$tmp/locked.1")" "rank 1 learns of rank 0's refusal"
+[ ! -e "$tmp/locked/config.yaml" ] || fail "a refused run wrote its config"
 
 finish "data parallel"

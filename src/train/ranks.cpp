@@ -74,6 +74,17 @@ void Ranks::check_same_step(int64_t step) {
   }
 }
 
+void Ranks::share_root_start(bool root_failed) {
+  if (!group_) return;
+  std::vector<torch::Tensor> flag{
+      torch::full({1}, root_failed ? 1 : 0, torch::TensorOptions(torch::kLong).device(group_->device()))};
+  group_->broadcast(flag, 0);
+  if (!is_root() && flag[0].item<int64_t>() != 0) {
+    throw DistributedError("rank 0 could not start this run (its log says why: e.g. another process is training "
+                           "into the run directory); nothing was written\n  fix: see rank 0's message");
+  }
+}
+
 void Ranks::before_last_backward() {
   if (sync_) sync_->arm();
 }

@@ -35,6 +35,9 @@ class Ranks {
   std::vector<double> sum(std::vector<double> values);  // several numbers in one collective
   // Every rank must stand at the same step (the run directory is shared); DistributedError if not.
   void check_same_step(int64_t step);
+  // Rank 0 says whether it could start (e.g. take the run directory's lock); every other rank learns
+  // it at once and stops with a DistributedError instead of waiting for a collective that never comes.
+  void share_root_start(bool root_failed);
   void before_last_backward();   // the coming backward starts the gradient all-reduce
   void finish_gradients();       // waits for it; gradients are then the sums over ranks
   // Clips the whole gradient (every rank's slices, under ZeRO-1) to max_norm; returns its norm.

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -384,10 +385,17 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   keep_host_memory_mapped();
   const fs::path run_dir(options.run_dir);
   std::optional<RunLock> lock;
+  std::exception_ptr root_failure;  // rank 0's, told to every rank before it is thrown
   if (ranks.is_root()) {
-    fs::create_directories(run_dir);
-    lock.emplace(run_dir.string());
+    try {
+      fs::create_directories(run_dir);
+      lock.emplace(run_dir.string());
+    } catch (...) {
+      root_failure = std::current_exception();
+    }
   }
+  ranks.share_root_start(root_failure != nullptr);
+  if (root_failure) std::rethrow_exception(root_failure);
   const auto resume_from = resume_point(options);
 
   auto run = build_run(config, device, ranks);
