@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "hf_tokenizer_parts.h"
+#include "../common/parallel_items.h"
 
 namespace ffnshape {
 namespace {
@@ -92,25 +93,7 @@ std::vector<uint32_t> HfTokenizer::encode_with_special_tokens(std::string_view t
 
 std::vector<std::vector<uint32_t>> HfTokenizer::encode_batch(const std::vector<std::string>& texts, int threads) const {
   std::vector<std::vector<uint32_t>> out(texts.size());
-  const auto workers = static_cast<size_t>(std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, texts.size())));
-  // Texts differ in length, so workers take the next index from a shared counter.
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    try {
-      for (size_t i = next++; i < texts.size(); i = next++) out[i] = encode(texts[i]);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = texts.size();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < workers; ++t) pool.emplace_back(work);
-  work();
-  for (auto& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
+  for_each_item_parallel(texts.size(), threads, [&](size_t i) { out[i] = encode(texts[i]); });
   return out;
 }
 

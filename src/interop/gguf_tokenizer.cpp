@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,66 +9,28 @@
 
 #include "ffnshape/interop/gguf.h"
 #include "ffnshape/train/data_error.h"
+#include "../data/hf_tokenizer_parts.h"  // GPT-2's byte alphabet and UTF-8 checks, shared with the reader
 
 namespace ffnshape::interop {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-// GPT-2's byte alphabet: each byte spelled as one printable code point (bytes_to_unicode).
-std::array<uint32_t, 256> byte_alphabet() {
-  std::array<uint32_t, 256> spelling{};
-  uint32_t next = 256;
-  for (uint32_t b = 0; b < 256; ++b) {
-    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174);
-    spelling[b] = printable ? b : next++;
-  }
-  return spelling;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// The code points of a UTF-8 string; nothing when it is not valid UTF-8.
-std::optional<std::vector<uint32_t>> code_points(const std::string& text) {
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const int extra = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
-    if (extra < 0 || i + extra >= text.size()) return std::nullopt;
-    uint32_t cp = extra == 0 ? c : c & (0x3F >> extra);
-    for (int k = 1; k <= extra; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return std::nullopt;
-      cp = (cp << 6) | (next & 0x3F);
-    }
-    out.push_back(cp);
-    i += 1 + extra;
-  }
-  return out;
+// Whether a token is written in GPT-2's byte alphabet (bytes_to_unicode), as a byte-level vocabulary
+// spells its tokens. Text that is not valid UTF-8 is not.
+bool in_byte_alphabet(const std::string& token) {
+  std::string scratch, bytes;
+  if (hf::valid_utf8(token, scratch).data() != token.data()) return false;  // repaired: it was invalid
+  return hf::byte_chars_to_bytes(token, bytes);
 }
 
 // A token as the vocabulary of tokenizer.json must spell it: tokens already written in the byte
 // alphabet stay; any other (llama.cpp keeps some as raw text) is spelled byte by byte, as
 // transformers' GGUF converter does.
-std::string byte_level_spelling(const std::string& token, const std::array<uint32_t, 256>& spelling,
-                                const std::set<uint32_t>& alphabet) {
-  const auto cps = code_points(token);
-  bool spelled = cps.has_value();
-  for (size_t i = 0; spelled && i < cps->size(); ++i) spelled = alphabet.count((*cps)[i]) > 0;
-  if (spelled) return token;
+std::string byte_level_spelling(const std::string& token) {
+  if (in_byte_alphabet(token)) return token;
   std::string out;
-  for (unsigned char b : token) append_utf8(out, spelling[b]);
+  for (unsigned char b : token) out += hf::byte_char(b);
   return out;
 }
 
@@ -124,27 +85,22 @@ int64_t token_id(const GgufFile& g, const char* key, int64_t tokens) {
   return id;
 }
 
-json added_tokens(const std::vector<std::string>& tokens, const std::vector<int64_t>& types,
-                  const std::set<uint32_t>& alphabet) {
+json added_tokens(const std::vector<std::string>& tokens, const std::vector<int64_t>& types) {
   json added = json::array();
   for (size_t id = 0; id < types.size(); ++id) {
     const bool control = types[id] == 3, user_defined = types[id] == 4;
     if (!control && !user_defined) continue;
     // A control token outside the byte alphabet is a mislabel of llama.cpp's; transformers skips it too.
-    const auto cps = code_points(tokens[id]);
-    bool spelled = cps.has_value();
-    for (size_t i = 0; control && spelled && i < cps->size(); ++i) spelled = alphabet.count((*cps)[i]) > 0;
-    if (control && !spelled) continue;
+    if (control && !in_byte_alphabet(tokens[id])) continue;
     added.push_back({{"id", id}, {"content", tokens[id]}, {"single_word", false}, {"lstrip", false},
                      {"rstrip", false}, {"normalized", false}, {"special", control}});
   }
   return added;
 }
 
-json model_section(const std::vector<std::string>& tokens, const std::vector<std::string>& merges,
-                   const std::array<uint32_t, 256>& spelling, const std::set<uint32_t>& alphabet) {
+json model_section(const std::vector<std::string>& tokens, const std::vector<std::string>& merges) {
   json vocab = json::object();
-  for (size_t id = 0; id < tokens.size(); ++id) vocab[byte_level_spelling(tokens[id], spelling, alphabet)] = id;
+  for (size_t id = 0; id < tokens.size(); ++id) vocab[byte_level_spelling(tokens[id])] = id;
   json pairs = json::array();
   for (const auto& merge : merges) {
     const auto space = merge.find(' ');
@@ -187,20 +143,18 @@ std::optional<HfTokenizerFiles> hf_tokenizer_from_gguf(const GgufFile& g) {
     throw DataError("'" + g.path() + "' has " + std::to_string(types.size()) + " token types for " +
                     std::to_string(tokens.size()) + " tokens\n  fix: give an unmodified llama.cpp conversion");
   }
-  const auto spelling = byte_alphabet();
-  const std::set<uint32_t> alphabet(spelling.begin(), spelling.end());
   const auto n = static_cast<int64_t>(tokens.size());
   const auto bos = token_id(g, "tokenizer.ggml.bos_token_id", n);
   const bool add_bos = g.has("tokenizer.ggml.add_bos_token") && g.boolean("tokenizer.ggml.add_bos_token");
   const json tokenizer = {{"version", "1.0"},
                           {"truncation", nullptr},
                           {"padding", nullptr},
-                          {"added_tokens", added_tokens(tokens, types, alphabet)},
+                          {"added_tokens", added_tokens(tokens, types)},
                           {"normalizer", nullptr},
                           {"pre_tokenizer", pre},
                           {"post_processor", post_processor(bos, add_bos, tokens)},
                           {"decoder", byte_level(true)},
-                          {"model", model_section(tokens, merges, spelling, alphabet)}};
+                          {"model", model_section(tokens, merges)}};
   json config = {{"add_bos_token", add_bos}};
   const std::pair<const char*, const char*> specials[] = {{"bos_token", "tokenizer.ggml.bos_token_id"},
                                                           {"eos_token", "tokenizer.ggml.eos_token_id"},

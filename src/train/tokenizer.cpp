@@ -1,5 +1,7 @@
 #include "ffnshape/train/tokenizer.h"
 
+#include "../common/parallel_items.h"
+
 #include <dlfcn.h>
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
@@ -256,28 +258,7 @@ std::vector<std::vector<uint32_t>> Tokenizer::encode_batch(const std::vector<std
   if (texts.empty()) return out;
   const auto n_threads = static_cast<size_t>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(texts.size())));
   if (hf_) return hf_->encode_batch(texts, static_cast<int>(n_threads));
-  if (n_threads <= 1) {
-    for (size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i]);
-    return out;
-  }
-  // Texts differ in length, so threads take the next index from a shared counter.
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    try {
-      for (size_t i = next++; i < texts.size(); i = next++) out[i] = encode(texts[i]);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = texts.size();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < n_threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
+  for_each_item_parallel(texts.size(), static_cast<int>(n_threads), [&](size_t i) { out[i] = encode(texts[i]); });
   return out;
 }
 
