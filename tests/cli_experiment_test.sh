@@ -132,6 +132,30 @@ assert anti == topo[::-1], (topo, anti)
 PY
 contains "topo:" "$(cat "$tmp/geo/report.md")" "the report lists the scheduled widths"
 
+# SIGTERM between two runs (the reference just finished; the process is profiling it or starting the
+# next run): the request stays pending, the next run stops after its first step with a checkpoint,
+# exit 1; the rerun finishes, and the resumed run ends as the uninterrupted experiment's did.
+"$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo_stop" >"$tmp/geo_stop.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 1200); do
+  [ -f "$tmp/geo_stop/uniform/seed-1/summary.json" ] && break
+  sleep 0.05
+done
+kill -TERM "$pid"
+wait "$pid"
+code=$?
+checks=$((checks + 1))
+[ "$code" -eq 1 ] || { echo "FAIL: experiment stopped between runs exited $code, expected 1"; failures=$((failures + 1)); }
+contains "stopped during topo seed 1" "$(cat "$tmp/geo_stop.log")" "the stop acts on the next run"
+ls "$tmp"/geo_stop/topo/seed-1/checkpoints/step_*/DONE >/dev/null 2>&1 || fail "the stopped run left no checkpoint"
+expect 0 "rerun after a stop between runs" -- "$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo_stop"
+python3 - "$tmp/geo" "$tmp/geo_stop" <<'PY' || fail "the run stopped between runs does not end as the uninterrupted one"
+import json, sys
+for arm in ("uniform", "topo", "anti"):
+    a, b = (json.load(open(f"{root}/{arm}/seed-1/summary.json")) for root in sys.argv[1:3])
+    assert b["complete"] and a["val_loss"] == b["val_loss"], (arm, a["val_loss"], b["val_loss"])
+PY
+
 # A profile seed outside the evaluated seeds: the reference trains once more for the profile alone,
 # and that run stays out of the results (no evaluated seed saw its own profile).
 sed -e 's/tokens: 64,/tokens: 64, seed: 9,/' "$tmp/geo.yaml" >"$tmp/geo9.yaml"
