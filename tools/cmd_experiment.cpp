@@ -7,6 +7,7 @@
 #include "ffnshape/experiment/experiment.h"
 #include "ffnshape/experiment/report.h"
 #include "ffnshape/train/distributed_env.h"
+#include "ffnshape/train/trainer.h"
 #include "plot_scripts.h"
 
 namespace ffnshape::cli {
@@ -52,7 +53,10 @@ Subcommand add_experiment_command(CLI::App& app) {
   sub->add_option("--set", o->overrides, "Override a key of every arm, after the file's own: dotted.key=value (repeatable)")
       ->allow_extra_args(false);
   sub->add_flag("--dry-run", o->dry_run, "Print each arm's solved shape, parameters and budget error; train nothing");
-  return {sub, [o] { return run(*o); }};
+  return {sub, [o] {
+            install_stop_handlers();  // a signal while it profiles before its first run is kept, not fatal
+            return run(*o);
+          }};
 }
 
 }  // namespace ffnshape::cli

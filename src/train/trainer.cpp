@@ -39,6 +39,8 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
 
+}  // namespace
+
 // Once per process. A stop request stays pending until a run acts on it (checkpoints and stops), so
 // one that arrives between two runs of an experiment stops the second instead of being forgotten.
 void install_stop_handlers() {
@@ -48,6 +50,8 @@ void install_stop_handlers() {
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
 }
+
+namespace {
 
 // Process-wide switches a run asks for: threads, TF32, deterministic kernels.
 void configure_backend(const TrainConfig& tc, torch::Device device) {
