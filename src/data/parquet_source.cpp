@@ -1,5 +1,6 @@
 // Parquet through Apache Arrow's own reader (libparquet), one row group at a time in batches of
 // rows, so memory holds one batch of the text column, never the file.
+#include <algorithm>
 #include <arrow/array.h>
 #include <arrow/io/file.h>
 #include <arrow/memory_pool.h>
@@ -67,7 +68,9 @@ class ParquetSource : public CorpusReader::Source {
       return;
     }
     std::string names;
-    for (int i = 0; i < schema.num_columns() && i < 20; ++i) names += (i ? ", " : "") + schema.Column(i)->path()->ToDotString();
+    const int listed = std::min(schema.num_columns(), 20);  // a wide table's columns: the first 20 and a count
+    for (int i = 0; i < listed; ++i) names += (i ? ", " : "") + schema.Column(i)->path()->ToDotString();
+    if (schema.num_columns() > listed) names += ", ... " + std::to_string(schema.num_columns() - listed) + " more";
     throw DataError(path_ + ": has no column \"" + options_.text_field + "\" (columns: " + names +
                     ")\n  fix: name the text column with --text-field, or pass --skip-bad to skip such files");
   }

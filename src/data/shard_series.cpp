@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "ffnshape/train/data_error.h"
+#include "ffnshape/train/loader.h"
 
 namespace fs = std::filesystem;
 
@@ -25,7 +26,7 @@ constexpr size_t kBufferBytes = size_t{1} << 20;
 
 ShardSeries::ShardSeries(std::string out_dir, std::string prefix, int64_t shard_tokens, int64_t vocab_size)
     : out_dir_(std::move(out_dir)), prefix_(std::move(prefix)), shard_tokens_(shard_tokens),
-      bytes_per_token_(vocab_size <= 65536 ? 2 : 4) {
+      bytes_per_token_(shard_uses_uint16(vocab_size) ? 2 : 4) {
   buffer_.reserve(kBufferBytes + 8);
 }
 
@@ -92,14 +93,9 @@ void ShardSeries::sync() {
 
 void ShardSeries::complete_shard() {
   flush_buffer();
-  const bool narrow = bytes_per_token_ == 2;
-  unsigned char header[kHeaderInts * 4] = {};
-  const uint32_t fields[3] = {narrow ? 20240520u : 20240801u, narrow ? 1u : 7u, static_cast<uint32_t>(in_shard_)};
-  for (int f = 0; f < 3; ++f) {
-    for (int b = 0; b < 4; ++b) header[4 * f + b] = static_cast<unsigned char>(fields[f] >> (8 * b));
-  }
+  const auto header = shard_header(in_shard_, bytes_per_token_ == 2);
   const auto partial = path(index_) + ".partial";
-  if (std::fseek(file_, 0, SEEK_SET) != 0 || std::fwrite(header, sizeof header, 1, file_) != 1) write_failed(partial);
+  if (std::fseek(file_, 0, SEEK_SET) != 0 || std::fwrite(header.data(), header.size(), 1, file_) != 1) write_failed(partial);
   sync();
   std::fclose(file_);
   file_ = nullptr;

@@ -1,7 +1,7 @@
 // Internal: the shards of one split (PREFIX_000000.bin, PREFIX_000001.bin, ...) written as a stream.
-// Each shard grows as PREFIX_NNNNNN.bin.partial (a placeholder header, then tokens) and is renamed
-// to its final name once it holds shard_tokens tokens or the split ends, its header filled in: a
-// reader never sees a half-written shard, and a killed writer can continue from a synced point.
+// Each shard is written as PREFIX_NNNNNN.bin.partial: a zeroed header, then the tokens. When it holds
+// shard_tokens tokens, or the split ends, its header is filled in and it is renamed to its final
+// name. A reader never sees a half-written shard; a killed writer continues from a synced point.
 #pragma once
 
 #include <cstdint>

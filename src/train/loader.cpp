@@ -92,20 +92,28 @@ std::vector<std::unique_ptr<Shard>> open_shards(const std::string& pattern, int6
 
 // --- write_shard ---------------------------------------------------------------------------------
 
+bool shard_uses_uint16(int64_t vocab_size) { return vocab_size <= 65536; }
+
+std::vector<unsigned char> shard_header(int64_t token_count, bool uint16_tokens) {
+  std::vector<unsigned char> header;
+  header.reserve(kHeaderBytes);
+  int32_t fields[kHeaderInts] = {};
+  fields[0] = uint16_tokens ? kMagic16 : kMagic32;
+  fields[1] = uint16_tokens ? kVersion16 : kVersion32;
+  fields[2] = static_cast<int32_t>(token_count);
+  for (auto value : fields) put_le(header, static_cast<uint32_t>(value), 4);
+  return header;
+}
+
 void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, int64_t vocab_size) {
-  const bool narrow = vocab_size <= 65536;
+  const bool narrow = shard_uses_uint16(vocab_size);
   const int bytes = narrow ? 2 : 4;
   if (tokens.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     throw data_error(path, "too many tokens for one shard (" + std::to_string(tokens.size()) + ")",
                      "split the tokens over several shards");
   }
-  std::vector<unsigned char> data;
+  auto data = shard_header(static_cast<int64_t>(tokens.size()), narrow);
   data.reserve(kHeaderBytes + tokens.size() * bytes);
-  int32_t header[kHeaderInts] = {};
-  header[0] = narrow ? kMagic16 : kMagic32;
-  header[1] = narrow ? kVersion16 : kVersion32;
-  header[2] = static_cast<int32_t>(tokens.size());
-  for (auto value : header) put_le(data, static_cast<uint32_t>(value), 4);
   for (auto token : tokens) {
     if (narrow && token > 0xffff) {
       throw data_error(path, "token id " + std::to_string(token) + " does not fit uint16 (vocab_size " +

@@ -18,6 +18,10 @@ namespace ffnshape {
 
 // Writes tokens as a shard: uint16 when every id < 65536 fits (vocab_size <= 65536), else uint32.
 void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, int64_t vocab_size);
+// The format's choices, for writers that stream a shard (data prepare): uint16 tokens when the
+// vocabulary fits, and the 1024-byte header for `token_count` tokens of that width.
+bool shard_uses_uint16(int64_t vocab_size);
+std::vector<unsigned char> shard_header(int64_t token_count, bool uint16_tokens);
 
 // A memory-mapped shard. Throws DataError naming the file for a missing file, a bad magic/version,
 // or a size that disagrees with the header.
