@@ -3,7 +3,7 @@
 # wheel in the project's virtual environment (scripts/setup.sh). Another LibTorch:
 #   LIBTORCH=/path/to/libtorch bash scripts/build.sh      (an unpacked LibTorch zip, or a conda
 #                                                          torch's `torch.utils.cmake_prefix_path`)
-# Extra arguments go to cmake's configure step.
+# Extra arguments go to cmake's configure step; BUILD_TARGETS="a b" builds only those targets.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
@@ -40,4 +40,7 @@ fi
 generator=()
 command -v ninja >/dev/null && [ ! -f "$build/CMakeCache.txt" ] && generator=(-G Ninja)
 cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "$@" >/dev/null
-cmake --build "$build" --parallel "$(nproc)"
+# BUILD_TARGETS="a b": only those targets (scripts/sanitize.sh, scripts/fuzz.sh); default: everything.
+targets=()
+for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" --parallel "$(nproc)" "${targets[@]}"

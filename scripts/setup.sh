@@ -25,6 +25,7 @@ packages=(
   python3-pot python3-gudhi  # reference Gromov-Wasserstein (POT) and diagrams for tests and benchmarks
   python3 python3-venv python3-yaml  # the virtual environment; the CLI tests read JSON and YAML
   python3-matplotlib      # scripts/plot_*.py
+  clang libclang-rt-dev   # the sanitizer and fuzzing builds (scripts/sanitize.sh, scripts/fuzz.sh): libFuzzer
 )
 
 missing=()

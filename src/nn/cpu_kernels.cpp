@@ -24,7 +24,8 @@ inline float exp_inline(float x) {
   x = x < -87.0f ? -87.0f : x;
   x = x > 88.0f ? 88.0f : x;
   const float shifter = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
-  const float n = (x * 1.44269504088896341f + shifter) - shifter;
+  const float shifted = x * 1.44269504088896341f + shifter;  // n sits in its low mantissa bits
+  const float n = shifted - shifter;
   const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -33,7 +34,11 @@ inline float exp_inline(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // 2^n built from shifted's bits (shifter's are 0x4B400000), in unsigned arithmetic: converting a
+  // NaN n to int would be undefined behaviour; here its bits wrap harmlessly and p stays NaN.
+  uint32_t shifted_bits;
+  std::memcpy(&shifted_bits, &shifted, sizeof shifted_bits);
+  const uint32_t bits = (shifted_bits - 0x4B400000u + 127u) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;

@@ -54,7 +54,22 @@ struct SentencePieceLibrary {
   TrainFn train = nullptr;             // SentencePieceTrainer::Train(kwargs, iterator, proto)
 };
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FFNSHAPE_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FFNSHAPE_ADDRESS_SANITIZER 1
+#endif
+#endif
+
 SentencePieceLibrary open_sentencepiece() {
+#ifdef FFNSHAPE_ADDRESS_SANITIZER
+  // AddressSanitizer refuses RTLD_DEEPBIND (it would bypass its interceptors) and stops the process;
+  // without it SentencePiece would bind to LibTorch's protobuf (above). So no SentencePiece here.
+  throw DataError("SentencePiece tokenizers are not available in an AddressSanitizer build: the library must be "
+                  "opened with RTLD_DEEPBIND, which the sanitizer refuses"
+                  "\n  fix: use the ordinary build (scripts/build.sh), or a tokenizer.json tokenizer");
+#endif
   const std::string names[] = {
 #ifdef FFNSHAPE_SENTENCEPIECE_LIBDIR
       std::string(FFNSHAPE_SENTENCEPIECE_LIBDIR) + "/libsentencepiece_train.so.0",
