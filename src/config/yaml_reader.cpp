@@ -233,7 +233,11 @@ YAML::Node YamlSection::raw(const std::string& key) {
 void YamlSection::finish() const {
   if (!node_.IsMap()) return;
   for (const auto& entry : node_) {
-    const auto key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) {  // "{[a, b]: 1}": YAML allows it, a config never means it
+      throw error(YAML::Dump(entry.first), std::string("is not a key: a key is a name, and this one is ") +
+                                               type_name(entry.first), "write the key as a plain word");
+    }
+    const auto key = entry.first.Scalar();
     if (known_.count(key)) continue;
     std::string known_list;
     for (const auto& k : known_) known_list += (known_list.empty() ? "" : ", ") + k;

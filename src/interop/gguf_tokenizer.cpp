@@ -129,6 +129,17 @@ json post_processor(int64_t bos, bool add_bos, const std::vector<std::string>& t
   return {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair}, {"special_tokens", specials}};
 }
 
+// tokenizer.json is UTF-8: a vocabulary string that is not (a corrupt file) is named, with its index.
+void check_utf8(const GgufFile& g, const char* key, const std::vector<std::string>& strings) {
+  std::string scratch;
+  for (size_t i = 0; i < strings.size(); ++i) {
+    if (hf::valid_utf8(strings[i], scratch).data() != strings[i].data()) {
+      throw DataError("'" + g.path() + "': " + key + "[" + std::to_string(i) + "] is not valid UTF-8" +
+                      "\n  fix: the file is corrupt or not a llama.cpp conversion; convert the model again");
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<HfTokenizerFiles> hf_tokenizer_from_gguf(const GgufFile& g) {
@@ -139,6 +150,9 @@ std::optional<HfTokenizerFiles> hf_tokenizer_from_gguf(const GgufFile& g) {
   const auto tokens = g.strings("tokenizer.ggml.tokens");
   const auto merges = g.has("tokenizer.ggml.merges") ? g.strings("tokenizer.ggml.merges") : std::vector<std::string>{};
   const auto types = g.has("tokenizer.ggml.token_type") ? g.integers("tokenizer.ggml.token_type") : std::vector<int64_t>{};
+  check_utf8(g, "tokenizer.ggml.tokens", tokens);
+  check_utf8(g, "tokenizer.ggml.merges", merges);
+  if (g.has("tokenizer.chat_template")) check_utf8(g, "tokenizer.chat_template", {g.string("tokenizer.chat_template")});
   if (!types.empty() && types.size() != tokens.size()) {
     throw DataError("'" + g.path() + "' has " + std::to_string(types.size()) + " token types for " +
                     std::to_string(tokens.size()) + " tokens\n  fix: give an unmodified llama.cpp conversion");

@@ -38,7 +38,8 @@ WorkProfile read_work_profile(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw bad_profile(path, std::string("is not valid JSON (") + e.what() + ")");
   }
-  if (!j.is_object() || j.value("format", "") != "ffnshape-profile") {
+  const auto format = j.is_object() ? j.find("format") : j.end();
+  if (format == j.end() || !format->is_string() || *format != "ffnshape-profile") {
     throw bad_profile(path, "is not an ffnshape profile (no \"format\": \"ffnshape-profile\")");
   }
   WorkProfile profile;
