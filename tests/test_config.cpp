@@ -79,6 +79,13 @@ TEST(Config, UnknownKeyNamesPathAndLine) {
   EXPECT_NE(msg.find("hidden"), std::string::npos) << msg;  // the hint lists the allowed keys
 }
 
+// Found by fuzz_run_config: a key that is itself a list escaped as yaml-cpp's BadConversion.
+TEST(Config, KeyThatIsNotANameIsAConfigError) {
+  const auto msg = error_of(with_line(kBase, "hidden: 128\n", "    [0.9, 0.95]: 1\n"));
+  EXPECT_NE(msg.find("is not a key"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("this one is a list"), std::string::npos) << msg;
+}
+
 TEST(Config, UnknownTopLevelSection) {
   const auto msg = error_of(std::string(kBase) + "trainer:\n  steps: 3\n");
   EXPECT_NE(msg.find("trainer"), std::string::npos) << msg;

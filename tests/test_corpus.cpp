@@ -269,3 +269,22 @@ TEST(PrepareCorpus, BadInputStopsOrIsSkipped) {
   EXPECT_EQ(r.skipped_documents, 1);
   EXPECT_EQ(r.train_documents, 3);
 }
+
+// Found by fuzz_parquet: a row group whose footer claims a negative row count was never reached by
+// counting rows up from 0, so the reader returned bad rows without end. Now the file is one bad file.
+TEST(Corpus, ParquetRowGroupWithNegativeRowCountIsABadFile) {
+  for (const char* name : {"negative_row_count.parquet", "negative_row_count_one.parquet"}) {
+    const std::string path = std::string(FFNSHAPE_SOURCE_DIR) + "/tests/fuzz/regressions/fuzz_parquet/" + name;
+    for (const bool count_only : {false, true}) {
+      CorpusReadOptions options;
+      options.count_only = count_only;
+      CorpusReader reader(list_corpus_files({path}, CorpusFormat::parquet), options);
+      std::vector<CorpusEntry> entries;
+      CorpusEntry entry;
+      while (entries.size() < 100 && reader.next(entry)) entries.push_back(entry);
+      ASSERT_EQ(entries.size(), 1u) << name;
+      EXPECT_EQ(entries[0].kind, CorpusEntry::Kind::bad_file) << name;
+      EXPECT_NE(entries[0].problem.find("rows (a corrupt footer)"), std::string::npos) << entries[0].problem;
+    }
+  }
+}

@@ -197,6 +197,13 @@ TEST(HfTokenizer, MalformedFilesAreDataErrors) {
   j["added_tokens"][0].erase("content");
   EXPECT_NE(refusal(j).find("added_tokens[0].content"), std::string::npos) << refusal(j);
   EXPECT_THROW(HfTokenizer::load("/nonexistent/tokenizer.json"), DataError);
+  // Found by fuzz_hf_tokenizer_json: one id far beyond the others made the id tables take 9 GB.
+  j = tiny();
+  j["model"]["vocab"]["abc"] = 293666663;
+  EXPECT_NE(refusal(j).find("largest token id is 293666663, far beyond the 12 tokens"), std::string::npos) << refusal(j);
+  j = tiny();
+  j["model"]["vocab"]["abc"] = 1000;  // a gap of unused ids is allowed
+  EXPECT_EQ(load(j).vocab_size(), 1001);
 }
 
 TEST(HfTokenizer, TheFacadeLoadsTokenizerJson) {

@@ -56,7 +56,7 @@ void assign_special_ids(HfTokenizer::Impl& impl, const std::string& config_text,
   json config;
   try {
     config = json::parse(config_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number too large
     throw DataError(config_origin + ": not valid JSON: " + e.what() + "\n  fix: correct or remove the file");
   }
   const JsonFields f(config_origin);

@@ -101,11 +101,21 @@ void index_added_tokens(HfTokenizer::Impl& impl, const std::vector<AddedToken>& 
   }
 }
 
+constexpr size_t kMaxIdGap = 1 << 16;
+
 // Lookup tables: id -> token, token -> id (added tokens win), id -> decoded bytes, special flags.
 void build_tables(HfTokenizer::Impl& impl, const json& vocab, const std::vector<AddedToken>& added) {
   size_t size = 0;
   for (const auto& [token, id] : vocab.items()) size = std::max<size_t>(size, id.get<uint32_t>() + 1);
   for (const auto& token : added) size = std::max<size_t>(size, token.id + 1);
+  // The tables have one row per id up to the largest: ids run from 0 with small gaps in real files,
+  // and an id far beyond the entries (a corrupt file) would allocate for nothing.
+  const size_t entries = vocab.size() + added.size();
+  if (size > entries + kMaxIdGap) {
+    throw DataError(impl.path + ": the largest token id is " + std::to_string(size - 1) + ", far beyond the " +
+                    std::to_string(entries) + " tokens of model.vocab and added_tokens (more than " +
+                    std::to_string(kMaxIdGap) + " ids unused)\n  fix: use a tokenizer.json saved by the tokenizers package");
+  }
   impl.tokens.assign(size, "");
   impl.special.assign(size, 0);
   for (const auto& [token, id] : vocab.items()) {
@@ -129,7 +139,7 @@ std::shared_ptr<HfTokenizer::Impl> parse_tokenizer_json(const std::string& text,
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number too large
     throw DataError(origin + ": not valid JSON: " + e.what() + "\n  fix: use a tokenizer.json saved by the tokenizers package");
   }
   const JsonFields f(origin);

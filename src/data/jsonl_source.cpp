@@ -83,7 +83,7 @@ class JsonlSource : public CorpusReader::Source {
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(line_);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number too large
       entry.kind = CorpusEntry::Kind::bad_document;
       std::string what = e.what();
       const auto detail = what.find("] ");

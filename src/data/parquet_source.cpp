@@ -38,6 +38,7 @@ class ParquetSource : public CorpusReader::Source {
     }
     reader_->set_batch_size(kRowsPerBatch);
     find_column();
+    check_row_counts();
   }
 
   bool next(CorpusEntry& entry, bool count_only) override {
@@ -73,6 +74,18 @@ class ParquetSource : public CorpusReader::Source {
     if (schema.num_columns() > listed) names += ", ... " + std::to_string(schema.num_columns() - listed) + " more";
     throw DataError(path_ + ": has no column \"" + options_.text_field + "\" (columns: " + names +
                     ")\n  fix: name the text column with --text-field, or pass --skip-bad to skip such files");
+  }
+
+  // A negative row count (a corrupt footer) would never be reached by counting rows up from 0.
+  void check_row_counts() const {
+    const auto metadata = reader_->parquet_reader()->metadata();
+    for (int group = 0; group < metadata->num_row_groups(); ++group) {
+      const int64_t rows = metadata->RowGroup(group)->num_rows();
+      if (rows < 0) {
+        throw DataError(path_ + ": row group " + std::to_string(group) + " claims " + std::to_string(rows) +
+                        " rows (a corrupt footer)" + kReadFix);
+      }
+    }
   }
 
   void start_group(int group) {

@@ -103,6 +103,9 @@ TrainingState load_checkpoint(const std::string& dir, nn::TransformerLM& model, 
                     "\n  fix: resume with the config the run was started with");
   } catch (const nlohmann::json::exception& e) {
     throw DataError("checkpoint '" + dir + "' has a corrupt state.json: " + e.what());
+  } catch (const std::exception& e) {  // LibTorch's deserializer also throws others (torch::jit's ErrorReport)
+    throw DataError("checkpoint '" + dir + "' is corrupt: " + e.what() +
+                    "\n  fix: resume from an earlier checkpoint, or use --resume auto to pick the newest complete one");
   }
   return state;
 }

@@ -8,6 +8,8 @@
 
 namespace {
 
+constexpr uint64_t kMaxEntries = 10000;
+
 const char* const kNames[] = {"corpus.jsonl", "corpus.jsonl.gz", "corpus.jsonl.zst", "corpus.txt.gz",
                               "corpus.txt.zst", "corpus.txt"};
 
@@ -17,7 +19,9 @@ uint64_t read_all(const std::string& path, bool count_only) {
   ffnshape::CorpusReader reader(ffnshape::list_corpus_files({path}, ffnshape::CorpusFormat::automatic), options);
   ffnshape::CorpusEntry entry;
   uint64_t entries = 0;
-  while (reader.next(entry)) {
+  // At most kMaxEntries: a small valid file can hold millions of entries (null rows, empty lines),
+  // which would only slow the search down.
+  while (entries < kMaxEntries && reader.next(entry)) {
     if (entry.kind != ffnshape::CorpusEntry::Kind::document && entry.problem.empty()) std::abort();
     ++entries;
   }
