@@ -1,6 +1,7 @@
 # One list of the library's translation units; kept short because each one parses torch's headers.
 set(FFNSHAPE_SOURCES
   src/common/text_file.cpp
+  src/common/crc32c.cpp
   src/common/log.cpp
   src/config/config_error.cpp
   src/config/yaml_reader.cpp
@@ -43,6 +44,7 @@ set(FFNSHAPE_SOURCES
   src/train/trainer.cpp
   src/train/run_lock.cpp
   src/train/progress_log.cpp
+  src/train/tensorboard_writer.cpp
   src/train/distributed_env.cpp
   src/train/process_group.cpp
   src/train/data_parallel.cpp

@@ -19,6 +19,7 @@ packages=(
   libpcre2-dev            # tokenizer.json split patterns: Unicode-property regexes, JIT-compiled
   libicu-dev              # tokenizer.json normalizers (NFC, NFKC): ICU's Unicode normalization
   zlib1g-dev libzstd-dev  # gzip- and zstd-compressed corpora
+  libprotobuf-dev protobuf-compiler  # TensorBoard event files (log.tensorboard)
   libhera-dev libboost-dev  # Hera: Wasserstein distances between persistence diagrams
   libgloo-dev             # the headers c10d's Gloo process group needs (the wheel ships its library only)
   libgudhi-dev ripser     # reference persistent homology for the tests and benchmarks
@@ -53,9 +54,9 @@ fi
 # datasets and pyarrow are held to versions that work with the venv's NumPy 1.x (Debian's GUDHI and
 # POT are built against it).
 references=(numpy==1.26.4 transformers==5.24.0 safetensors==0.8.0 gguf==0.19.0 lm-eval==0.4.13 datasets==3.6.0
-            pyarrow==19.0.1 accelerate==1.16.0 sentencepiece==0.2.3 protobuf==7.36.2)
+            pyarrow==19.0.1 accelerate==1.16.0 sentencepiece==0.2.3 protobuf==7.36.2 tensorboard==2.21.0)
 # pyarrow is also where the build finds the Parquet reader's libarrow / libparquet (cmake/corpus_libraries.cmake).
-if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, datasets, accelerate, sentencepiece, pyarrow' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import transformers, safetensors, gguf, lm_eval, datasets, accelerate, sentencepiece, pyarrow, tensorboard' 2>/dev/null; then
   echo "setup: installing ${references[*]} into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "${references[@]}"
 fi

@@ -85,9 +85,14 @@ expect_ok() {  # NAME CODE: a launch that should have succeeded
 
 # 1. Two ranks of micro-batch 4 against one process of 8, with and without accumulation.
 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/one" >"$tmp/one.log" 2>&1; expect_ok one $?
-ranks 2 two --run-dir "$tmp/two" --set train.micro_batch=4; expect_ok two $?
+ranks 2 two --run-dir "$tmp/two" --set train.micro_batch=4 --set log.tensorboard=true; expect_ok two $?
 same_run one two 1e-5
 [ ! -s "$tmp/two.1" ] || fail "rank 1 printed: $(head -c 300 "$tmp/two.1")"
+# One TensorBoard event file (rank 0's), holding metrics.jsonl's values.
+venv_python=$(dirname "$0")/../.venv/bin/python
+if "$venv_python" -c 'import tensorboard' 2>/dev/null; then
+  "$venv_python" "$(dirname "$0")/tensorboard_check.py" "$tmp/two" || fail "TensorBoard events of the 2-rank run"
+fi
 python3 -c "import json,sys; s = json.load(open(sys.argv[1])); assert s['world_size'] == 2 and s['tokens_seen'] == 20 * 8 * 32, s" \
   "$tmp/two/summary.json" || fail "summary.json of the 2-rank run"
 "$FFNSHAPE" train "$tmp/dp.yaml" --run-dir "$tmp/one_acc" --set train.grad_accum=2 >"$tmp/one_acc.log" 2>&1

@@ -189,6 +189,7 @@ void emit_training(YAML::Emitter& out, const RunConfig& c) {
   out << YAML::EndMap;
   key("log") << YAML::BeginMap;
   key("every") << c.log.every;
+  key("tensorboard") << c.log.tensorboard;
   out << YAML::EndMap;
 }
 

@@ -137,6 +137,7 @@ CheckpointConfig parse_checkpoint_config(YamlSection& s) {
 LogConfig parse_log_config(YamlSection& s) {
   LogConfig c;
   c.every = at_least(s, "every", c.every, 1);
+  c.tensorboard = s.get("tensorboard", c.tensorboard);
   s.finish();
   return c;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../common/log.h"
+#include "ffnshape/config/model_config.h"
 #include "ffnshape/params/count.h"
 #include "ffnshape/train/device.h"
 
@@ -96,6 +97,30 @@ bool cpu_has_native_bf16() {
 #endif
 }
 
+// The text TensorBoard shows beside the curves: the shape in words, its widths and parameter counts.
+std::string shape_markdown(const ModelConfig& model) {
+  const auto params = count_parameters(model);
+  std::string text = describe_shape(model) + "\n\n| layer | FFN hidden width |\n|---:|---:|\n";
+  for (int64_t layer = 0; layer < model.n_layers; ++layer) {
+    text += "| " + std::to_string(layer) + " | " + std::to_string(model.ffn_hidden(layer)) + " |\n";
+  }
+  text += "\nparameters: " + std::to_string(params.total()) + " in all; embedding " + std::to_string(params.embedding) +
+          ", attention " + std::to_string(params.attention) + ", FFN " + std::to_string(params.ffn) + ", norms " +
+          std::to_string(params.norm) + ", head " + std::to_string(params.head);
+  return text;
+}
+
+// Markdown shows a code block verbatim: the YAML keeps its indentation.
+std::string as_code_block(const std::string& text) {
+  std::string block;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    block += "    " + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return block;
+}
+
 }  // namespace
 
 ProgressLog::ProgressLog(const fs::path& metrics_path, int64_t resumed_step, const RunConfig& config,
@@ -107,6 +132,13 @@ ProgressLog::ProgressLog(const fs::path& metrics_path, int64_t resumed_step, con
   if (recording_) {
     truncate_metrics(metrics_path, resumed_step);
     metrics_.open(metrics_path, std::ios::app);
+    if (config.log.tensorboard) {
+      tensorboard_ = std::make_unique<TensorBoardWriter>(metrics_path.parent_path() / "tb", resumed_step);
+      if (resumed_step == 0) {
+        tensorboard_->text("config", as_code_block(to_yaml(config)), 0);
+        tensorboard_->text("shape", shape_markdown(config.model), 0);
+      }
+    }
     const auto dtype = tc.precision == Precision::bf16 ? torch::kBFloat16 : torch::kFloat;
     flops_per_token_ = count_flops(config.model, tc.seq_len).training_per_token;
     std::string source;
@@ -140,6 +172,13 @@ bool ProgressLog::step(int64_t step, double loss, double lr, double grad_norm) {
                              {"peak_memory_bytes", memory}, {"elapsed_s", elapsed_s()}}
                   .dump()
            << std::endl;
+  if (tensorboard_) {
+    for (const auto& [tag, value] : {std::pair<const char*, double>{"train/loss", loss}, {"train/lr", lr},
+                                     {"train/grad_norm", grad_norm}, {"train/tokens_per_s", tokens_per_s},
+                                     {"train/mfu", mfu_}, {"train/peak_memory_bytes", static_cast<double>(memory)}}) {
+      tensorboard_->scalar(tag, value, step);
+    }
+  }
   if (!quiet_) {
     log::info("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | MFU {:.1f}% | mem {} | ETA {}", step, total,
               loss, lr, tokens_per_s, 100.0 * mfu_, format_gb(memory), format_eta(eta));
@@ -152,6 +191,10 @@ bool ProgressLog::step(int64_t step, double loss, double lr, double grad_norm) {
 void ProgressLog::eval(int64_t step, double val_loss, double val_ppl) {
   if (!recording_) return;
   metrics_ << nlohmann::json{{"step", step}, {"val_loss", val_loss}, {"val_ppl", val_ppl}}.dump() << std::endl;
+  if (tensorboard_) {
+    tensorboard_->scalar("val/loss", val_loss, step);
+    tensorboard_->scalar("val/ppl", val_ppl, step);
+  }
   if (!quiet_) log::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", step, val_loss, val_ppl);
 }
 

@@ -1,6 +1,7 @@
 // The trainer's record of a run as it goes: metrics.jsonl (one object per logged step and per
-// evaluation) and the console line (step, loss, lr, tokens/s, MFU, peak memory, ETA). Internal to the
-// trainer; nothing here touches the model.
+// evaluation), the same values as TensorBoard scalars when log.tensorboard is on, and the console line
+// (step, loss, lr, tokens/s, MFU, peak memory, ETA). Internal to the trainer; nothing here touches the
+// model.
 #pragma once
 
 #include <torch/torch.h>
@@ -9,16 +10,20 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "ffnshape/config/run_config.h"
+#include "tensorboard_writer.h"
 
 namespace ffnshape {
 
 class ProgressLog {
  public:
   // Opens RUN/metrics.jsonl for appending after dropping the lines past `resumed_step` (those of a run
-  // interrupted after its last checkpoint, which the resumed run is about to repeat). An empty path
-  // (the ranks other than 0) records nothing. Tokens/s and MFU count all `world_size` ranks.
+  // interrupted after its last checkpoint, which the resumed run is about to repeat), and with
+  // log.tensorboard RUN/tb/'s event file the same way (a new run's starts with the resolved config and
+  // the shape as text). An empty path (the ranks other than 0) records nothing. Tokens/s and MFU count
+  // all `world_size` ranks.
   ProgressLog(const std::filesystem::path& metrics_path, int64_t resumed_step, const RunConfig& config,
               torch::Device device, int world_size, double elapsed_before, bool quiet);
 
@@ -32,6 +37,7 @@ class ProgressLog {
  private:
   using Clock = std::chrono::steady_clock;
   std::ofstream metrics_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;  // with log.tensorboard, on rank 0
   const RunConfig& config_;
   torch::Device device_;
   bool quiet_;

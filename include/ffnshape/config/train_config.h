@@ -70,6 +70,7 @@ struct CheckpointConfig {
 
 struct LogConfig {
   int64_t every = 10;
+  bool tensorboard = false;  // RUN/tb/: TensorBoard event files of the logged scalars, config and shape
 };
 
 // Readers: each reads its section strictly (finish() included). Validation throws ConfigError.
