@@ -12,6 +12,8 @@
 #                                                 (tests/fuzz/make_seeds.py DIR writes them)
 #   bash scripts/fuzz.sh --minimise               rewrite each committed corpus as its smallest subset
 #                                                 with the same coverage
+#   bash scripts/fuzz.sh --summary                the log per target as a Markdown table: time
+#                                                 fuzzed, executions, coverage, findings
 #   bash scripts/fuzz.sh --list                   the targets
 #
 # A finding (crash, uncaught exception, leak, hang > 1 s, allocation > 2 GB) stops the target and
@@ -30,7 +32,8 @@ case "${1:-}" in
   --seed) mode=seed; seed_dir=${2:?"--seed needs a folder (python3 tests/fuzz/make_seeds.py DIR writes one)"} ;;
   --minimise) mode=minimise ;;
   --list) echo "$targets"; exit 0 ;;
-  -h|--help) sed -n "2,21p" "$0"; exit 0 ;;
+  --summary) exec python3 "$fuzz_dir/fuzz_summary.py" "$fuzz_dir/fuzz_log.tsv" ;;
+  -h|--help) sed -n "2,23p" "$0"; exit 0 ;;
   "") ;;
   *) target=$1; seconds=${2:-60} ;;
 esac
@@ -49,6 +52,9 @@ flock "$build/.fuzz-build.lock" env BUILD_DIR="$build" BUILD_TARGETS="$(echo $se
 
 # What the sanitizers report, and which of LibTorch's and the other libraries' reports are ignored.
 source "$root/scripts/sanitizer_env.sh"
+# The targets write each input to a file: in memory where there is a tmpfs, so that a disk busy with a
+# build beside the fuzzer does not stall a write past the 1 s hang limit (seen once: a 3 ms input).
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=/dev/shm
 work=$build/fuzz
 mkdir -p "$work"
 status=0
@@ -107,13 +113,14 @@ for t in $selected; do
       rm -rf "$fresh" && mkdir -p "$fresh"
       log=$work/$t.log
       echo "fuzz: $t for $seconds s (log $log)"
-      result=clean
+      result=clean started=$(date +%s)
       "$build/tests/fuzz/$t" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 \
         "$fresh" "$corpus" >"$log" 2>&1 || { result=finding; status=1; }
+      elapsed=$(( $(date +%s) - started ))  # what ran: a finding stops the target early
       runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
       cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 | awk '{print $2 "\t" $4}')
       "$build/tests/fuzz/$t" -merge=1 -use_counters=0 "${common[@]}" "$corpus" "$fresh" >"$work/$t.merge.log" 2>&1 || true
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$t" "$seconds" "$runs" "$cov" \
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%F)" "$t" "$elapsed" "$runs" "$cov" \
         "$(ls "$corpus" | wc -l)" "$result" >>"$fuzz_dir/fuzz_log.tsv"
       echo "fuzz: $t: $runs runs, cov/ft $(echo $cov), corpus $(ls "$corpus" | wc -l) files, $result"
       [ $result = clean ] || tail -40 "$log" >&2 ;;
