@@ -271,9 +271,15 @@ TEST(PrepareCorpus, BadInputStopsOrIsSkipped) {
 }
 
 // Found by fuzz_parquet: a row group whose footer claims a negative row count was never reached by
-// counting rows up from 0, so the reader returned bad rows without end. Now the file is one bad file.
-TEST(Corpus, ParquetRowGroupWithNegativeRowCountIsABadFile) {
-  for (const char* name : {"negative_row_count.parquet", "negative_row_count_one.parquet"}) {
+// counting rows up from 0, and one claiming 21,049,046,655 rows in a file of 4 gave bad rows without
+// end (a hang with --skip-bad). Now each is one bad file.
+TEST(Corpus, ParquetFooterWithImpossibleRowCountsIsABadFile) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"negative_row_count.parquet", "claims -2440 rows (a corrupt footer)"},
+      {"negative_row_count_one.parquet", "rows (a corrupt footer)"},
+      {"rows_beyond_column_values.parquet",
+       "row group 0 claims 21049046655 rows but its column \"text\" holds 4 values (a corrupt footer)"}};
+  for (const auto& [name, message] : cases) {
     const std::string path = std::string(FFNSHAPE_SOURCE_DIR) + "/tests/fuzz/regressions/fuzz_parquet/" + name;
     for (const bool count_only : {false, true}) {
       CorpusReadOptions options;
@@ -284,7 +290,7 @@ TEST(Corpus, ParquetRowGroupWithNegativeRowCountIsABadFile) {
       while (entries.size() < 100 && reader.next(entry)) entries.push_back(entry);
       ASSERT_EQ(entries.size(), 1u) << name;
       EXPECT_EQ(entries[0].kind, CorpusEntry::Kind::bad_file) << name;
-      EXPECT_NE(entries[0].problem.find("rows (a corrupt footer)"), std::string::npos) << entries[0].problem;
+      EXPECT_NE(entries[0].problem.find(message), std::string::npos) << entries[0].problem;
     }
   }
 }

@@ -76,16 +76,39 @@ class ParquetSource : public CorpusReader::Source {
                     ")\n  fix: name the text column with --text-field, or pass --skip-bad to skip such files");
   }
 
-  // A negative row count (a corrupt footer) would never be reached by counting rows up from 0.
+  // The footer's counts must agree: a row group claiming more rows than its text column holds values
+  // (21,049,046,655 against 4, found by fuzz_parquet) would give bad rows without end, and a negative
+  // count is never reached by counting rows up from 0. Every row of a flat column is one value, nulls
+  // included.
   void check_row_counts() const {
     const auto metadata = reader_->parquet_reader()->metadata();
-    for (int group = 0; group < metadata->num_row_groups(); ++group) {
-      const int64_t rows = metadata->RowGroup(group)->num_rows();
-      if (rows < 0) {
-        throw DataError(path_ + ": row group " + std::to_string(group) + " claims " + std::to_string(rows) +
-                        " rows (a corrupt footer)" + kReadFix);
+    int64_t total = 0;
+    try {
+      for (int group = 0; group < metadata->num_row_groups(); ++group) {
+        const auto row_group = metadata->RowGroup(group);
+        const int64_t rows = row_group->num_rows();
+        const int64_t values = row_group->ColumnChunk(column_)->num_values();
+        if (rows < 0) throw corrupt_footer("row group " + std::to_string(group) + " claims " + std::to_string(rows) + " rows");
+        if (rows != values) {
+          throw corrupt_footer("row group " + std::to_string(group) + " claims " + std::to_string(rows) +
+                               " rows but its column \"" + options_.text_field + "\" holds " + std::to_string(values) +
+                               " values");
+        }
+        if (__builtin_add_overflow(total, rows, &total)) throw corrupt_footer("the row groups claim more than 2^63 rows");
       }
+    } catch (const DataError&) {
+      throw;
+    } catch (const std::exception& e) {  // libparquet's, on metadata it cannot parse
+      throw DataError(path_ + ": is not a readable Parquet file (" + e.what() + ")" + kReadFix);
     }
+    if (total != metadata->num_rows()) {
+      throw corrupt_footer("the row groups hold " + std::to_string(total) + " rows but the file claims " +
+                           std::to_string(metadata->num_rows()));
+    }
+  }
+
+  DataError corrupt_footer(const std::string& what) const {
+    return DataError(path_ + ": " + what + " (a corrupt footer)" + kReadFix);
   }
 
   void start_group(int group) {
