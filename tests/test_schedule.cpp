@@ -228,6 +228,17 @@ TEST(Schedule, BadRulesAndProfilesAreConfigErrors) {
   EXPECT_THROW(read_work_profile(dir.file("missing.json")), ConfigError);
   std::ofstream(dir.file("junk.json")) << "{not json";
   EXPECT_THROW(read_work_profile(dir.file("junk.json")), ConfigError);
+  // A layer count past int64 parses as a double (a fuzzing finding: casting it back was undefined).
+  for (const char* n_layers : {"411111111110000026021", "2.5", "0", "-3", "\"8\""}) {
+    std::ofstream(dir.file("count.json")) << R"({"format": "ffnshape-profile", "n_layers": )" << n_layers
+                                          << R"(, "layers": []})";
+    try {
+      read_work_profile(dir.file("count.json"));
+      FAIL() << "n_layers " << n_layers << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("n_layers that is not a positive integer"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Schedule, GeometryWidthsDoNotDependOnTheUnitOfWidth) {

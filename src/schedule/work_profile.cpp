@@ -45,7 +45,12 @@ WorkProfile read_work_profile(const std::string& path) {
   WorkProfile profile;
   profile.source = path;
   try {
-    profile.n_layers = j.at("n_layers").get<int64_t>();
+    // A number past int64 (parsed as a double) must not reach get<int64_t>: that cast is undefined.
+    const auto& n_layers = j.at("n_layers");
+    if (!n_layers.is_number_integer() || n_layers.get<int64_t>() < 1) {
+      throw bad_profile(path, "has an n_layers that is not a positive integer");
+    }
+    profile.n_layers = n_layers.get<int64_t>();
     const auto& layers = j.at("layers");
     if (!layers.is_array() || static_cast<int64_t>(layers.size()) != profile.n_layers) {
       throw bad_profile(path, "has a \"layers\" list that does not match n_layers");
