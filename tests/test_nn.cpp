@@ -640,6 +640,24 @@ TEST(KvCache, ChunkedDecodingEqualsTheFullForwardPass) {
   }
 }
 
+// last_only: the last position's logits of the same pass, and the same cache for what follows.
+TEST(KvCache, LastOnlyGivesTheLastPositionAndTheSameCache) {
+  torch::manual_seed(5);
+  TransformerLM model(tiny(Family::olmo2));
+  randomize(*model);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const auto idx = torch::randint(97, {2, 9});
+  KvCache whole, last;
+  const auto full = model->forward_cached(idx.narrow(1, 0, 7), whole);
+  const auto tail = model->forward_cached(idx.narrow(1, 0, 7), last, /*last_only=*/true);
+  ASSERT_EQ(tail.sizes(), (std::vector<int64_t>{2, 1, 97}));
+  EXPECT_TRUE(close(tail, full.narrow(1, 6, 1), 1e-5));  // one head row instead of seven: rounding only
+  EXPECT_EQ(last.length(), 7);
+  EXPECT_TRUE(close(model->forward_cached(idx.narrow(1, 7, 2), last, true),
+                    model->forward_cached(idx.narrow(1, 7, 2), whole).narrow(1, 1, 1), 1e-5));
+}
+
 TEST(Generation, SamplingFiltersFollowTheirDefinitions) {
   auto generator = at::make_generator<at::CPUGeneratorImpl>(1);
   const auto logits = torch::tensor({1.0, 3.0, 2.0, 2.9, -1.0});

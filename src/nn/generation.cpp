@@ -44,14 +44,18 @@ std::vector<int64_t> generate(TransformerLM& model, const std::vector<int64_t>& 
     return torch::tensor(ids, torch::kLong).to(device).unsqueeze(0);
   };
   // With the cache, the prompt goes in once and then one token per step.
-  torch::Tensor logits = options.use_cache ? model->forward_cached(as_input(sequence), cache) : model->forward(as_input(sequence));
+  auto forward = [&](const std::vector<int64_t>& ids) {
+    return options.use_cache ? model->forward_cached(as_input(ids), cache, /*last_only=*/true)
+                             : model->forward(as_input(sequence));
+  };
+  torch::Tensor logits = forward(sequence);
   while (static_cast<int64_t>(generated.size()) < options.max_tokens) {
     const auto next = sample_token(logits[0][-1], options, generator);
     generated.push_back(next);
     sequence.push_back(next);
     if (options.stop_token && next == *options.stop_token) break;
     if (static_cast<int64_t>(generated.size()) == options.max_tokens) break;
-    logits = options.use_cache ? model->forward_cached(as_input({next}), cache) : model->forward(as_input(sequence));
+    logits = forward({next});
   }
   model->train(was_training);
   return generated;

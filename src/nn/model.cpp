@@ -102,7 +102,7 @@ torch::Tensor TransformerLMImpl::forward(const torch::Tensor& idx) {
   return lm_head ? lm_head(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
 }
 
-torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& idx, KvCache& cache) {
+torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& idx, KvCache& cache, bool last_only) {
   const auto layers = static_cast<size_t>(blocks->size());
   cache.keys.resize(layers);
   cache.values.resize(layers);
@@ -110,6 +110,7 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& idx, KvCach
   for (size_t i = 0; i < layers; ++i) {
     x = blocks->ptr(i)->as<TransformerBlock>()->forward_cached(x, cache.keys[i], cache.values[i]);
   }
+  if (last_only) x = x.narrow(1, x.size(1) - 1, 1);
   x = norm(x);
   return lm_head ? lm_head(x) : torch::nn::functional::linear(x, tok_embeddings->weight);
 }

@@ -25,7 +25,9 @@ class TransformerLMImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& idx);
   // The logits of idx following the positions `cache` holds (empty at the start), whose keys and
   // values it appends: decoding one token at a time without recomputing the prefix. Inference only.
-  torch::Tensor forward_cached(const torch::Tensor& idx, KvCache& cache);
+  // last_only: the logits of idx's last position alone (batch, 1, vocab), which is all decoding needs;
+  // the head over a whole prompt is a vocabulary-wide product per position.
+  torch::Tensor forward_cached(const torch::Tensor& idx, KvCache& cache, bool last_only = false);
   // With targets (batch, seq), also the losses; targets equal to ignore_index do not count.
   LMOutput forward_with_loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t ignore_index = -1);
 
