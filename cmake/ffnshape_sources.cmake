@@ -44,6 +44,7 @@ set(FFNSHAPE_SOURCES
   src/train/trainer.cpp
   src/train/run_lock.cpp
   src/train/progress_log.cpp
+  src/train/layer_stats.cpp
   src/train/tensorboard_writer.cpp
   src/train/distributed_env.cpp
   src/train/process_group.cpp

@@ -8,22 +8,29 @@ import os
 import sys
 
 
-def read_metrics(run_dir):
-    """(train, val): lists of (step, loss) and (step, val_loss) from RUN/metrics.jsonl."""
+def metrics_entries(run_dir):
+    """The objects of RUN/metrics.jsonl, in order (a torn last line of a killed run is left out)."""
     path = os.path.join(run_dir, "metrics.jsonl")
     if not os.path.exists(path):
         sys.exit(f"error: {path} does not exist\n  fix: pass run directories written by 'ffnshape train'")
-    train, val = [], []
+    entries = []
     with open(path) as f:
         for line in f:
             try:
-                entry = json.loads(line)
+                entries.append(json.loads(line))
             except json.JSONDecodeError:
-                continue  # a torn last line of a killed run
-            if "loss" in entry:
-                train.append((entry["step"], entry["loss"]))
-            if "val_loss" in entry:
-                val.append((entry["step"], entry["val_loss"]))
+                continue
+    return entries
+
+
+def read_metrics(run_dir):
+    """(train, val): lists of (step, loss) and (step, val_loss) from RUN/metrics.jsonl."""
+    train, val = [], []
+    for entry in metrics_entries(run_dir):
+        if "loss" in entry:
+            train.append((entry["step"], entry["loss"]))
+        if "val_loss" in entry:
+            val.append((entry["step"], entry["val_loss"]))
     return train, val
 
 

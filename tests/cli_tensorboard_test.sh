@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `log.tensorboard: true`: RUN/tb/ holds one event file whose scalars tensorboard's own readers
 # (EventAccumulator, EventFileLoader) find equal to metrics.jsonl, with the resolved config and the
-# shape as text; a run resumed after a crash past its last checkpoint (and a torn last record) repeats
-# no step; an experiment writes one event folder per run. Environment: FFNSHAPE, PYTHON (with
+# shape as text, and the per-layer statistics of log.layer_stats_every (which leave the losses as they
+# are); a run resumed after a crash past its last checkpoint (and a torn last record) repeats no step;
+# an experiment writes one event folder per run. Environment: FFNSHAPE, PYTHON (with
 # tensorboard; scripts/setup.sh installs it). Skipped (exit 77) without tensorboard.
 set -uo pipefail
 here=$(dirname "$0")
@@ -28,7 +29,7 @@ train: {seq_len: 32, micro_batch: 4, steps: 30, threads: 1}
 optimizer: {lr: 3.0e-3, warmup_steps: 3}
 eval: {every: 10, batches: 2}
 checkpoint: {every: 10, keep: 3}
-log: {every: 5, tensorboard: true}
+log: {every: 5, tensorboard: true, layer_stats_every: 10}
 YAML
 
 # 1. A whole run: every logged value, under its tag, at its step; the config and the shape as text.
@@ -44,6 +45,20 @@ shape = acc.Tensors("shape")[0].tensor_proto.string_val[0].decode()
 assert "tensorboard: true" in config and "d_model: 32" in config, config
 assert "conventional d_ff 64" in shape and "| 1 | 64 |" in shape, shape
 PY
+# Per-layer statistics at step 1 and every 10 steps: 8 statistics for each of the 2 layers, finite,
+# and a residual stream that leaves block 0 as it enters block 1.
+"$python" - "$tmp/run/metrics.jsonl" <<'PY' || fail "layer statistics in metrics.jsonl"
+import json, math, sys
+entries = [json.loads(line) for line in open(sys.argv[1])]
+layers = {e["step"]: e["layers"] for e in entries if "layers" in e}
+assert sorted(layers) == [1, 10, 20, 30], sorted(layers)
+for step, stats in layers.items():
+    assert len(stats) == 8 and all(len(v) == 2 and all(math.isfinite(x) and x >= 0 for x in v) for v in stats.values()), stats
+    assert stats["resid_out_rms"][0] == stats["resid_in_rms"][1], (step, stats)
+    assert all(0 < r < 1 for r in stats["ffn_update_ratio"] + stats["attn_update_ratio"]), stats
+PY
+/usr/bin/python3 "$here/../scripts/plot_layer_stats.py" "$tmp/run" --out "$tmp/layers.png" >/dev/null &&
+  [ -s "$tmp/layers.png" ] || fail "plot_layer_stats.py drew nothing"
 
 # 2. A crash after step 30's log but before its checkpoint: the resumed run starts from step 20 and
 #    writes steps 25 and 30 again; a torn record at the end of the file (a kill mid-write) is dropped.
@@ -60,14 +75,25 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 def losses(run):
     acc = EventAccumulator(run + "/tb", size_guidance={"scalars": 0})
     acc.Reload()
-    return [(e.step, e.value) for e in acc.Scalars("train/loss")] + [(e.step, e.value) for e in acc.Scalars("val/loss")]
+    tags = ["train/loss", "val/loss", "ffn_out_rms/layer_01", "attn_grad_norm/layer_00", "ffn_update_ratio/layer_01"]
+    return [[(e.step, e.value) for e in acc.Scalars(tag)] for tag in tags]
 assert losses(sys.argv[1]) == losses(sys.argv[2]), (losses(sys.argv[1]), losses(sys.argv[2]))
 PY
 
-# 3. Off by default: no tb/ folder.
+# 3. Off by default: no tb/ folder and no layer statistics; and the statistics change nothing in
+#    training: the same losses, bit for bit, as the run that measured them.
 expect 0 "train without log.tensorboard" -- "$FFNSHAPE" train "$tmp/tb.yaml" --run-dir "$tmp/plain" \
-  --set log.tensorboard=false --set train.steps=5
+  --set log.tensorboard=false --set log.layer_stats_every=0
 [ ! -e "$tmp/plain/tb" ] || fail "log.tensorboard false wrote $tmp/plain/tb"
+"$python" - "$tmp/run/metrics.jsonl" "$tmp/plain/metrics.jsonl" <<'PY' || fail "layer statistics changed the losses"
+import json, sys
+def read(path):
+    entries = [json.loads(line) for line in open(path)]
+    return [(e["step"], e.get("loss"), e.get("val_loss")) for e in entries if "loss" in e or "val_loss" in e], \
+           [e for e in entries if "layers" in e]
+(measured, stats), (plain, none) = read(sys.argv[1]), read(sys.argv[2])
+assert measured == plain and len(measured) >= 9 and stats and not none, (measured, plain, none)
+PY
 
 # 4. An experiment: one event folder per run, so `tensorboard --logdir` compares the arms.
 cat >"$tmp/exp.yaml" <<YAML

@@ -35,7 +35,7 @@ echo "   package config: ${config_file#"$prefix"/}"
 # their helpers from there.
 scripts="$prefix/bin/../share/ffnshape/scripts"
 [[ -x "$prefix/bin/ffnshape" ]] || fail "the install has no bin/ffnshape"
-for script in plot_experiment.py plot_sweep.py plot_runs.py plot_profile.py compare_arms.py; do
+for script in plot_experiment.py plot_sweep.py plot_runs.py plot_profile.py plot_layer_stats.py compare_arms.py; do
   [[ -f "$scripts/$script" ]] || fail "the install has no share/ffnshape/scripts/$script"
 done
 python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import experiment_stats' "$scripts" ||

@@ -5,7 +5,8 @@
 
 - RUN/tb/ holds exactly one event file (rank 0's; other ranks write none);
 - EventAccumulator finds every value of metrics.jsonl under its tag at its step, equal to the value
-  rounded to float32 (TensorBoard's simple_value), and nothing else;
+  rounded to float32 (TensorBoard's simple_value), and nothing else; the per-layer statistics of an
+  entry's "layers" ({name: [per layer]}) are under "name/layer_NN";
 - the raw events (EventFileLoader, no de-duplication) hold each (tag, step) once: a resumed run
   did not repeat steps;
 - each --text TAG is a text summary at step 0. Prints one line of counts; exits 1 with the reason.
@@ -41,6 +42,9 @@ def main():
         for key, tag in TAGS.items():
             if key in entry:
                 expected[tag][entry["step"]] = float(np.float32(entry[key]))
+        for name, per_layer in entry.get("layers", {}).items():
+            for layer, value in enumerate(per_layer):
+                expected[f"{name}/layer_{layer:02d}"][entry["step"]] = float(np.float32(value))
 
     acc = EventAccumulator(os.path.join(args.run, "tb"), size_guidance={"scalars": 0, "tensors": 0})
     acc.Reload()

@@ -190,6 +190,7 @@ void emit_training(YAML::Emitter& out, const RunConfig& c) {
   key("log") << YAML::BeginMap;
   key("every") << c.log.every;
   key("tensorboard") << c.log.tensorboard;
+  key("layer_stats_every") << c.log.layer_stats_every;
   out << YAML::EndMap;
 }
 

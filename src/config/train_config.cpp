@@ -138,6 +138,7 @@ LogConfig parse_log_config(YamlSection& s) {
   LogConfig c;
   c.every = at_least(s, "every", c.every, 1);
   c.tensorboard = s.get("tensorboard", c.tensorboard);
+  c.layer_stats_every = at_least(s, "layer_stats_every", c.layer_stats_every, 0);
   s.finish();
   return c;
 }

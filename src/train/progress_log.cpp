@@ -198,4 +198,18 @@ void ProgressLog::eval(int64_t step, double val_loss, double val_ppl) {
   if (!quiet_) log::info("step {:>6} | val_loss {:.4f} | val_ppl {:.2f}", step, val_loss, val_ppl);
 }
 
+void ProgressLog::layers(int64_t step, const LayerStats& stats) {
+  if (!recording_) return;
+  metrics_ << nlohmann::json{{"step", step}, {"layers", stats.to_json()}, {"layer_stats_s", stats.seconds}}.dump()
+           << std::endl;
+  if (!tensorboard_) return;
+  for (const auto& [name, per_layer] : stats.values) {
+    for (size_t layer = 0; layer < per_layer.size(); ++layer) {
+      char tag[64];
+      std::snprintf(tag, sizeof tag, "%s/layer_%02zu", name.c_str(), layer);
+      tensorboard_->scalar(tag, per_layer[layer], step);
+    }
+  }
+}
+
 }  // namespace ffnshape

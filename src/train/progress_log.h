@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "ffnshape/config/run_config.h"
+#include "layer_stats.h"
 #include "tensorboard_writer.h"
 
 namespace ffnshape {
@@ -30,6 +31,9 @@ class ProgressLog {
   // Counts one finished optimizer step; on logging steps writes its line and returns true.
   bool step(int64_t step, double loss, double lr, double grad_norm);
   void eval(int64_t step, double val_loss, double val_ppl);
+  // The step's per-layer statistics: {"step", "layers": {name: [per layer]}} in metrics.jsonl and
+  // TensorBoard scalars "name/layer_NN".
+  void layers(int64_t step, const LayerStats& stats);
 
   double mfu() const { return mfu_; }  // of the latest logged window
   double elapsed_s() const;            // of the whole run, earlier processes included

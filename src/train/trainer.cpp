@@ -15,6 +15,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "ffnshape/compat.h"
@@ -27,6 +28,7 @@
 #include "ffnshape/train/lr_schedule.h"
 #include "ffnshape/train/optimizer.h"
 #include "ffnshape/train/tokenizer.h"
+#include "layer_stats.h"
 #include "progress_log.h"
 #include "ranks.h"
 
@@ -292,8 +294,11 @@ struct StepStats {
 
 // One optimizer step: learning rate, forward and backward over the step's micro-batches, gradients
 // summed over ranks, clipping, and the update, refused before it happens when the loss or the
-// gradient norm is not finite. Every rank sees the same loss, norm and stop request.
-StepStats optimizer_step(TrainingRun& run, Ranks& ranks, const RunConfig& config, torch::Device device, int64_t step) {
+// gradient norm is not finite. Every rank sees the same loss, norm and stop request. With
+// `layer_stats` (rank 0, on the steps log.layer_stats_every names) also measures the layers on the
+// step's first micro-batch, their gradients before clipping and the update the step makes.
+StepStats optimizer_step(TrainingRun& run, Ranks& ranks, const RunConfig& config, torch::Device device, int64_t step,
+                         LayerStats* layer_stats) {
   const auto& tc = config.train;
   StepStats stats;
   stats.lr = learning_rate(config.optimizer, step, tc.steps);
@@ -304,6 +309,18 @@ StepStats optimizer_step(TrainingRun& run, Ranks& ranks, const RunConfig& config
   const auto sums = ranks.sum({local_loss, g_stop.load() ? 1.0 : 0.0});
   stats.loss = sums[0];
   stats.stop_requested = sums[1] > 0;
+  // What the layer statistics cost the step, summed over their three parts.
+  auto timed = [&](auto&& measure) {
+    const auto since = std::chrono::steady_clock::now();
+    measure();
+    layer_stats->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  };
+  if (layer_stats) {
+    timed([&] {
+      measure_gradients(run.model, *layer_stats);
+      measure_activations(run.model, micro.front().first, tc.precision, *layer_stats);
+    });
+  }
   const double clip = config.optimizer.clip > 0 ? config.optimizer.clip : std::numeric_limits<double>::infinity();
   stats.grad_norm = ranks.clip_gradients(*run.model, clip);
   if (!std::isfinite(stats.loss) || !std::isfinite(stats.grad_norm)) {
@@ -312,7 +329,10 @@ StepStats optimizer_step(TrainingRun& run, Ranks& ranks, const RunConfig& config
                         "); the last complete checkpoint is untouched\n  fix: lower optimizer.lr, raise "
                         "warmup_steps, or train in fp32; then rerun with --resume auto");
   }
+  std::optional<UpdateProbe> update;
+  if (layer_stats) timed([&] { update.emplace(run.model); });
   run.optimizer->step();
+  if (update) timed([&] { update->finish(run.model, *layer_stats); });
   return stats;
 }
 
@@ -348,12 +368,15 @@ void run_steps(TrainingRun& run, Ranks& ranks, TrainingState& state, ProgressLog
   };
   run.model->train();
   while (state.step < tc.steps) {
-    const auto stats = optimizer_step(run, ranks, config, device, state.step);
+    LayerStats layers;
+    const bool measure_layers = ranks.is_root() && layer_stats_due(state.step + 1, config.log.layer_stats_every);
+    const auto stats = optimizer_step(run, ranks, config, device, state.step, measure_layers ? &layers : nullptr);
     ++state.step;
     state.tokens_seen += tc.micro_batch * tc.grad_accum * tc.seq_len * ranks.world();
     result.losses.push_back(stats.loss);
     result.final_loss = stats.loss;
     progress.step(state.step, stats.loss, stats.lr, stats.grad_norm);
+    if (measure_layers) progress.layers(state.step, layers);
     state.elapsed_s = progress.elapsed_s();
     const bool last = state.step == tc.steps;
     if (has_val && config.eval.every > 0 && state.step % config.eval.every == 0 && !last) run_eval();
@@ -385,6 +408,10 @@ TrainResult train(const RunConfig& requested, const TrainOptions& options) {
   schedule::resolve_schedule(config.model);  // widths from the schedule, before anything is built
   check_run_config(config, options);
   const auto device = ranks.device();
+  if (config.log.layer_stats_every > 0 && config.train.zero > 0 && ranks.world() > 1) {
+    throw ConfigError("log.layer_stats_every", "needs each layer's whole gradient, which train.zero: 1 splits over the ranks",
+                      "set train.zero: 0 for a run with layer statistics, or log.layer_stats_every: 0");
+  }
   configure_backend(config.train, device);
   keep_host_memory_mapped();
   const fs::path run_dir(options.run_dir);

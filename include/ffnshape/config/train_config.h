@@ -71,6 +71,9 @@ struct CheckpointConfig {
 struct LogConfig {
   int64_t every = 10;
   bool tensorboard = false;  // RUN/tb/: TensorBoard event files of the logged scalars, config and shape
+  // Per-layer statistics (residual-stream and sub-layer RMS, gradient norms, update-to-weight ratios)
+  // at step 1 and every this many steps; 0: off.
+  int64_t layer_stats_every = 0;
 };
 
 // Readers: each reads its section strictly (finish() included). Validation throws ConfigError.
