@@ -29,11 +29,13 @@ set(FFNSHAPE_SOURCES
   src/schedule/geometry_optimizer.cpp
   src/schedule/work_profile.cpp
   src/schedule/schedule.cpp
+  src/schedule/profile_pool.cpp
   src/profile/capture.cpp
   src/profile/work_profiler.cpp
   src/experiment/experiment.cpp
   src/experiment/runner.cpp
   src/experiment/report.cpp
+  src/experiment/profiles.cpp
   src/experiment/sweep.cpp
   src/params/count.cpp
   src/params/iso.cpp

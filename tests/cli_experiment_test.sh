@@ -187,6 +187,52 @@ report = open(root + "/report.md").read()
 assert "work profile of uniform seed 9, a run outside the evaluated seeds" in report, report
 PY
 
+# Pooled profiles: reference seeds 9 and 1, two token samples each. The geo9 run of seed 9 and the
+# geo run of seed 1 are copied in, so only the profiles are new. profile.json is the pool (each
+# layer's mean share, recomputed here from the four single files), the trained topo widths are its
+# schedule, and report.md gives each schedule's range over the single profiles.
+mkdir -p "$tmp/pool" && cp -r "$tmp/geo9/uniform" "$tmp/pool/uniform" && cp -r "$tmp/geo/uniform/seed-1" "$tmp/pool/uniform/"
+sed -e 's/tokens: 64,/tokens: 64, seeds: [9, 1], samples: 2, stable_multiples: 0,/' "$tmp/geo.yaml" >"$tmp/pool.yaml"
+expect 0 "geometry experiment, pooled profiles" -- "$FFNSHAPE" experiment "$tmp/pool.yaml" --run-root "$tmp/pool"
+contains "pooled 4 profiles" "$out" "the pool is announced"
+python3 - "$tmp/pool" <<'PY' || fail "pooled profiles"
+import json, math, re, sys
+root = sys.argv[1]
+singles = [json.load(open(f"{root}/profiles/seed-{s}-sample-{k}.json")) for s in (9, 1) for k in (0, 1)]
+# Each seed's two samples draw other tokens; the sample-0 file of seed 1 is the geo run's own profile.
+assert singles[0]["layers"][0]["work"] != singles[1]["layers"][0]["work"]
+pooled = json.load(open(root + "/profile.json"))
+assert pooled["pooled"]["profiles"][0].endswith("profiles/seed-9-sample-0.json"), pooled["pooled"]
+for stat, geometry in (("topo", "hyperbolic"), ("gw", "spherical"), ("shift", "raw")):
+    shares = []
+    for p in singles:
+        values = [layer["work"][stat][geometry] for layer in p["layers"]]
+        shares.append([v / sum(values) for v in values])
+    for l in range(3):
+        column = [s[l] for s in shares]
+        mean = sum(column) / 4
+        sd = math.sqrt(sum((v - mean) ** 2 for v in column) / 3)
+        assert abs(pooled["layers"][l]["work"][stat][geometry] - mean) < 1e-9, (stat, l)
+        spread = pooled["layers"][l]["work_spread"][stat][geometry]
+        assert abs(spread["sd"] - sd) < 1e-9 and spread["min"] == min(column) and spread["max"] == max(column)
+dims = [sum(p["layers"][1]["intrinsic_dimension"]["in"] for p in singles) / 4]
+assert abs(pooled["layers"][1]["intrinsic_dimension"]["in"] - dims[0]) < 1e-9
+topo = pooled["schedules"]["topo"]
+assert len(topo["single"]) == 4 and all(sum(w) == sum(topo["pooled"]) for w in topo["single"]), topo
+text = open(f"{root}/topo/seed-1/config.yaml").read()
+trained = [int(x) for x in re.search(r"widths: \[([^\]]*)\]", text).group(1).split(",")]
+assert trained == topo["pooled"], (trained, topo)
+for l in range(3):
+    assert topo["low"][l] == min(w[l] for w in topo["single"]) and topo["high"][l] == max(w[l] for w in topo["single"])
+report = open(root + "/report.md").read()
+assert "work profile of uniform seeds 9, 1 (2 token samples each), pooled" in report, report
+assert "; outside the evaluated seeds: 9." in report, report
+assert "| topo | " + " ".join(map(str, topo["pooled"])) + " |" in report, report
+changes = max((h - lo) // topo["multiple_of"] for h, lo in zip(topo["high"], topo["low"]))
+assert (changes > 0) == ("**Warning:** the widths of topo move" in report), report
+PY
+[ -n "${KEEP_REPORT:-}" ] && cp "$tmp/pool/report.md" "$tmp/pool/profile.json" "$KEEP_REPORT"
+
 # A uniform schedule written out as explicit widths is the plain model: the same run bit for bit.
 expect 0 "plain run" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/plain" --set train.steps=20
 expect 0 "explicit uniform widths" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/explicit" --set train.steps=20 \

@@ -92,4 +92,23 @@ TEST(ExperimentPlan, ProfileSectionCarriesThePersistenceSettings) {
                           "{arm: uniform, topo_norm: l3}", "{arm: uniform, ph_secs: 5}"}) {
     EXPECT_THROW(experiment(bad), std::exception) << bad;
   }
+  // One profile by default (the first seed, one token sample); seeds and samples for a pool.
+  EXPECT_EQ(defaults.seeds, std::vector<int64_t>{1});
+  EXPECT_EQ(defaults.samples, 1);
+  EXPECT_EQ(defaults.stable_multiples, 1);
+  EXPECT_EQ(experiment("{arm: uniform, seed: 7}").profile->seeds, std::vector<int64_t>{7});
+  const auto pooled = experiment("{arm: uniform, seeds: [100, 101, 102], samples: 3, stable_multiples: 2}").profile.value();
+  EXPECT_EQ(pooled.seeds, (std::vector<int64_t>{100, 101, 102}));
+  EXPECT_EQ(pooled.samples, 3);
+  EXPECT_EQ(pooled.stable_multiples, 2);
+  for (const auto* bad : {"{arm: uniform, seed: 1, seeds: [2]}", "{arm: uniform, seeds: []}",
+                          "{arm: uniform, seeds: [3, 3]}", "{arm: uniform, samples: 0}",
+                          "{arm: uniform, stable_multiples: -1}"}) {
+    try {
+      experiment(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("profile."), std::string::npos) << e.what();
+    }
+  }
 }

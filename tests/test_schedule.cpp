@@ -8,9 +8,12 @@
 #include <numeric>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "ffnshape/config/run_config.h"
 #include "ffnshape/params/count.h"
 #include "ffnshape/schedule/geometry_optimizer.h"
+#include "ffnshape/schedule/profile_pool.h"
 #include "ffnshape/schedule/schedule.h"
 #include "temp_dir.h"
 
@@ -309,4 +312,90 @@ TEST(ScheduleConfig, BadSettingsNameTheirKey) {
   expect_error({"model.ffn.schedule.rule=cosine", "model.ffn.schedule.colour=red"}, "colour");
   expect_error({"model.ffn.schedule.rule=cosine", "model.ffn.widths=[8, 8, 8, 8, 8, 8, 8, 8]"}, "model.ffn.schedule");
   expect_error({"model.ffn.schedule.rule=cosine", "model.ffn.schedule.file=w.json"}, "model.ffn.schedule.rule");
+}
+
+namespace {
+
+WorkProfile in_memory_profile(const std::string& name, const std::vector<double>& work, double d_int) {
+  WorkProfile p;
+  p.source = name;
+  p.n_layers = static_cast<int64_t>(work.size());
+  p.work["topo:hyperbolic"] = work;
+  p.intrinsic_dimension.assign(work.size(), d_int);
+  return p;
+}
+
+}  // namespace
+
+TEST(ProfilePool, PoolsEachProfilesSharesOfItsTotal) {
+  // Shares 0.1 0.2 0.3 0.4 and 0.4 0.4 0.1 0.1 (the second profile is twice as large overall).
+  const auto a = in_memory_profile("a.json", {1, 2, 3, 4}, 10);
+  const auto b = in_memory_profile("b.json", {8, 8, 2, 2}, 20);
+  const auto pooled = pool_profiles({a, b});
+  const std::vector<double> expected{0.25, 0.3, 0.2, 0.25};
+  for (size_t l = 0; l < 4; ++l) EXPECT_NEAR(pooled.profile.work.at("topo:hyperbolic")[l], expected[l], 1e-12);
+  const auto& layer0 = pooled.work.at("topo:hyperbolic")[0];
+  EXPECT_NEAR(layer0.mean, 0.25, 1e-12);
+  EXPECT_NEAR(layer0.sd, std::sqrt(2 * 0.15 * 0.15), 1e-12);  // sample sd of 0.1 and 0.4
+  EXPECT_DOUBLE_EQ(layer0.min, 0.1);
+  EXPECT_DOUBLE_EQ(layer0.max, 0.4);
+  EXPECT_DOUBLE_EQ(pooled.profile.intrinsic_dimension[2], 15);
+  EXPECT_NEAR(pooled.intrinsic_dimension[2].sd, std::sqrt(50.0), 1e-12);
+  EXPECT_EQ(pooled.sources, (std::vector<std::string>{"a.json", "b.json"}));
+  // One value that could not be measured makes that layer, and so the rule, unusable.
+  const auto pooled_nan = pool_profiles({a, in_memory_profile("c.json", {1, NAN, 1, 1}, 10)});
+  EXPECT_FALSE(std::isfinite(pooled_nan.profile.work.at("topo:hyperbolic")[1]));
+}
+
+TEST(ProfilePool, ProfilesOfAnotherDepthOrOtherStatisticsAreRefused) {
+  const auto a = in_memory_profile("a.json", {1, 2, 3, 4}, 10);
+  EXPECT_THROW(pool_profiles({a, in_memory_profile("b.json", {1, 2, 3}, 10)}), ConfigError);
+  auto other = a;
+  other.work = {{"gw:spherical", {1, 2, 3, 4}}};
+  EXPECT_THROW(pool_profiles({a, other}), ConfigError);
+  EXPECT_THROW(pool_profiles({}), ConfigError);
+}
+
+TEST(ProfilePool, WidthsOfThePoolAndOfEachProfile) {
+  const auto m = base_model({"model.n_layers=4", "model.ffn.multiple_of=16"});
+  const auto settings = rule("topo:hyperbolic", "pooled.json");
+  const auto a = in_memory_profile("a.json", {1, 2, 3, 4}, 10);
+  const auto b = in_memory_profile("b.json", {8, 8, 2, 2}, 20);
+  // A profile and the same profile seven times larger give the same widths: no spread.
+  auto a7 = a;
+  for (auto& w : a7.work["topo:hyperbolic"]) w *= 7;
+  const auto same = width_spread(m, settings, pool_profiles({a, a7}), {a, a7});
+  EXPECT_EQ(same.pooled, make_schedule(m, settings, &a).widths);
+  EXPECT_EQ(same.largest_change(), 0);
+
+  const auto spread = width_spread(m, settings, pool_profiles({a, b}), {a, b});
+  // The pool's widths are those of the hand-pooled profile: shares 0.25 0.3 0.2 0.25, dimension 15.
+  const auto hand = in_memory_profile("hand.json", {0.25, 0.3, 0.2, 0.25}, 15);
+  EXPECT_EQ(spread.pooled, make_schedule(m, settings, &hand).widths);
+  ASSERT_EQ(spread.single.size(), 2u);
+  EXPECT_EQ(spread.single[0], make_schedule(m, settings, &a).widths);
+  EXPECT_EQ(spread.single[1], make_schedule(m, settings, &b).widths);
+  int64_t largest = 0;
+  for (size_t l = 0; l < 4; ++l) {
+    EXPECT_EQ(spread.low[l], std::min(spread.single[0][l], spread.single[1][l]));
+    EXPECT_EQ(spread.high[l], std::max(spread.single[0][l], spread.single[1][l]));
+    largest = std::max(largest, std::abs(spread.single[0][l] - spread.single[1][l]) / 16);
+  }
+  EXPECT_GT(largest, 0);  // a rising and a falling profile do not agree
+  EXPECT_EQ(spread.largest_change(), largest);
+}
+
+TEST(ProfilePool, WrittenPoolReadsBackAsAProfile) {
+  ffnshape::testing::TempDir dir;
+  const auto pooled = pool_profiles({in_memory_profile("a.json", {1, 2, 3, 4}, 10), in_memory_profile("b.json", {8, 8, 2, 2}, 20)});
+  write_pooled_profile(dir.file("pooled.json"), pooled);
+  const auto again = read_work_profile(dir.file("pooled.json"));
+  EXPECT_EQ(again.n_layers, 4);
+  for (size_t l = 0; l < 4; ++l) {
+    EXPECT_NEAR(again.work.at("topo:hyperbolic")[l], pooled.profile.work.at("topo:hyperbolic")[l], 1e-12);
+    EXPECT_NEAR(again.intrinsic_dimension[l], 15, 1e-12);
+  }
+  const auto j = nlohmann::json::parse(std::ifstream(dir.file("pooled.json")));
+  EXPECT_EQ(j["pooled"]["profiles"].size(), 2u);
+  EXPECT_NEAR(j["layers"][0]["work_spread"]["topo"]["hyperbolic"]["max"].get<double>(), 0.4, 1e-12);
 }

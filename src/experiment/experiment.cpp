@@ -120,7 +120,15 @@ ExperimentSpec load_experiment(const std::string& path) {
     auto p = top.section("profile");
     ProfileSpec profile;
     profile.arm = p.require<std::string>("arm", "name the uniform arm whose run is profiled");
-    profile.seed = p.get("seed", spec.seeds.front());
+    if (p.has("seed") && p.has("seeds")) throw p.error("seeds", "is given with seed", "give one of them");
+    profile.seeds = p.get("seeds", std::vector<int64_t>{p.get("seed", spec.seeds.front())});
+    if (profile.seeds.empty() || std::set<int64_t>(profile.seeds.begin(), profile.seeds.end()).size() != profile.seeds.size()) {
+      throw p.error("seeds", "must be a non-empty list of distinct seeds", "e.g. seeds: [100, 101, 102]");
+    }
+    profile.samples = p.get("samples", profile.samples);
+    if (profile.samples < 1) throw p.error("samples", "must be at least 1", "the token samples profiled per run, e.g. 3");
+    profile.stable_multiples = p.get("stable_multiples", profile.stable_multiples);
+    if (profile.stable_multiples < 0) throw p.error("stable_multiples", "must not be negative", "0 asks for identical widths");
     profile.tokens = p.get("tokens", profile.tokens);
     const auto* arm = arm_named(profile.arm);
     if (!arm) throw p.error("arm", "names no arm ('" + profile.arm + "')", "use one of the arm names");

@@ -2,6 +2,7 @@
 #include "ffnshape/experiment/report.h"
 
 #include "../common/text_file.h"
+#include "profiles.h"
 
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,64 @@ std::string task_table(const ExperimentSpec& spec, const std::vector<ArmPlan>& p
       md << " " << with_sd(mean_interval(acc)) << " / " << with_sd(mean_interval(acc_norm)) << " |";
     }
     md << "\n";
+  }
+  return md.str();
+}
+
+}  // namespace
+
+namespace {
+
+// Where the geometry schedules' profile came from.
+std::string profile_sentence(const ExperimentSpec& spec) {
+  const auto& profile = *spec.profile;
+  std::string seeds, outside;
+  for (auto seed : profile.seeds) {
+    seeds += (seeds.empty() ? "" : ", ") + std::to_string(seed);
+    if (std::count(spec.seeds.begin(), spec.seeds.end(), seed) == 0) outside += " " + std::to_string(seed);
+  }
+  std::string text = "Geometry schedules come from the work profile of " + profile.arm +
+                     (profile.seeds.size() > 1 ? " seeds " : " seed ") + seeds;
+  if (profile.samples > 1) text += " (" + std::to_string(profile.samples) + " token samples each)";
+  if (is_pooled(profile)) text += ", pooled: per layer, the mean of each profile's share of its statistic";
+  if (profile.seeds.size() == 1) return text + (outside.empty() ? " (one of the evaluated runs)." : ", a run outside the evaluated seeds.");
+  return text + (outside.empty() ? "; all of them evaluated runs." : "; outside the evaluated seeds:" + outside + ".");
+}
+
+std::string widths_list(const std::vector<int64_t>& widths) {
+  std::string text;
+  for (auto w : widths) text += (text.empty() ? "" : " ") + std::to_string(w);
+  return text;
+}
+
+// Pooled experiments: each schedule's widths from the pool and their range over the single
+// profiles, with the stability figure and a warning past profile.stable_multiples.
+std::string width_spread_section(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans) {
+  const auto spreads = arm_width_spreads(run_root, *spec.profile, plans);
+  if (spreads.empty()) return "";
+  std::ostringstream md;
+  const auto count = profile_samples(run_root, *spec.profile).size();
+  md << "\nWidth spread over the " << count << " pooled profiles (profiles/, profile.json): each layer's width from "
+     << "the pool, and its range over the widths each single profile would have given.\n\n";
+  md << "| arm | pooled widths | range per layer | largest change | stable |\n|---|---|---|---:|---|\n";
+  std::vector<std::string> unstable;
+  for (const auto& [arm, w] : spreads) {
+    std::string ranges;
+    for (size_t l = 0; l < w.low.size(); ++l) {
+      ranges += (ranges.empty() ? "" : " ") + (w.low[l] == w.high[l] ? std::to_string(w.low[l])
+                                                                     : std::to_string(w.low[l]) + "-" + std::to_string(w.high[l]));
+    }
+    const bool stable = w.largest_change() <= spec.profile->stable_multiples;
+    if (!stable) unstable.push_back(arm);
+    md << "| " << arm << " | " << widths_list(w.pooled) << " | " << ranges << " | " << w.largest_change() << " x "
+       << w.multiple_of << " | " << (stable ? "yes" : "**no**") << " |\n";
+  }
+  md << "\nlargest change: the widest per-layer range, in multiples of ffn.multiple_of; stable: at most "
+     << spec.profile->stable_multiples << " (profile.stable_multiples).\n";
+  for (const auto& arm : unstable) {
+    md << "\n**Warning:** the widths of " << arm << " move by more than " << spec.profile->stable_multiples
+       << " multiples between single profiles: they depend on which run and tokens were profiled, so a "
+       << "result of this arm is a result of its pooled profile, not of the rule alone.\n";
   }
   return md.str();
 }
@@ -222,11 +281,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
      << ", tolerance " << spec.budget.tolerance * 100 << "%. Seeds:";
   for (auto s : spec.seeds) md << " " << s;
   md << " (a seed sets both the initialisation and the data order). Base config: " << spec.base << ".";
-  if (spec.profile) {
-    const bool evaluated = std::count(spec.seeds.begin(), spec.seeds.end(), spec.profile->seed) > 0;
-    md << " Geometry schedules come from the work profile of " << spec.profile->arm << " seed " << spec.profile->seed
-       << (evaluated ? " (one of the evaluated runs)" : ", a run outside the evaluated seeds") << ".";
-  }
+  if (spec.profile) md << " " << profile_sentence(spec);
   md << "\n\n| arm | shape | params (" << to_string(spec.budget.count) << ") | attn / ffn | vs budget | val loss | val ppl | loss - " << spec.reference
      << " [95% CI] | tokens/s | min/run | runs |\n";
   md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -272,6 +327,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
       if (const auto m = trained_model(run_of[p.spec.name])) md << "- " << p.spec.name << ": " << widths_text(*m) << "\n";
     }
   }
+  if (spec.profile) md << width_spread_section(run_root, spec, plans);
   for (const auto* plot : {"val_curves.png", "final_loss.png", "paired_diff.png"}) {
     if (fs::exists(fs::path(run_root) / plot)) md << "\n![" << plot << "](" << plot << ")\n";
   }

@@ -10,11 +10,11 @@
 #include "ffnshape/eval/multiple_choice.h"
 #include "ffnshape/experiment/experiment.h"
 #include "ffnshape/experiment/report.h"
-#include "ffnshape/profile/work_profiler.h"
 #include "ffnshape/schedule/schedule.h"
 #include "ffnshape/train/checkpoint.h"
 #include "ffnshape/train/distributed_env.h"
 #include "ffnshape/train/trainer.h"
+#include "profiles.h"
 
 namespace fs = std::filesystem;
 
@@ -31,11 +31,8 @@ RunConfig run_config_for(const ArmPlan& plan, int64_t seed, const std::string& p
   RunConfig config = plan.config;
   config.train.seed = seed;
   if (!plan.spec.schedule.empty()) {
-    ScheduleConfig schedule;
-    schedule.rule = plan.spec.schedule;
-    if (schedule_needs_profile(schedule.rule)) schedule.profile = profile_path;
     config.model.ffn.widths.clear();
-    config.model.ffn.schedule = schedule;
+    config.model.ffn.schedule = arm_schedule(plan, profile_path);
   }
   return config;
 }
@@ -90,24 +87,29 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
     fs::copy_file(spec.path, fs::path(root) / "experiment.yaml", fs::copy_options::overwrite_existing);
   }
 
-  const std::string profile_path = (fs::path(root) / "profile.json").string();
+  const std::string profile_path = schedule_profile_path(root);
   auto selected = [&](const ArmPlan& p) { return options.only.empty() || p.spec.name == options.only; };
   bool profile_needed = false;
   for (const auto& p : plans) profile_needed = profile_needed || (selected(p) && schedule_needs_profile(p.spec.schedule));
 
-  // The jobs in order: the profiled run first when a schedule depends on it.
+  // The jobs in order: the profiled runs first when a schedule depends on them.
   std::vector<std::pair<const ArmPlan*, int64_t>> jobs;
   const ArmPlan* profiled = nullptr;
+  std::vector<int64_t> profile_seeds;
   if (profile_needed) {
     for (const auto& p : plans) {
       if (p.spec.name == spec.profile->arm) profiled = &p;
     }
-    jobs.emplace_back(profiled, spec.profile->seed);
+    profile_seeds = spec.profile->seeds;
+    for (auto seed : profile_seeds) jobs.emplace_back(profiled, seed);
   }
+  auto is_profile_seed = [&](int64_t seed) {
+    return std::find(profile_seeds.begin(), profile_seeds.end(), seed) != profile_seeds.end();
+  };
   for (const auto& p : plans) {
     if (!selected(p)) continue;
     for (auto seed : spec.seeds) {
-      if (&p == profiled && seed == spec.profile->seed) continue;
+      if (&p == profiled && is_profile_seed(seed)) continue;
       jobs.emplace_back(&p, seed);
     }
   }
@@ -140,15 +142,8 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
       }
     }
     if (writer && !spec.tasks.empty() && read_run_record(plan->spec.name, seed, dir).complete) score_tasks(dir, spec.tasks);
-    if (writer && plan == profiled && seed == spec.profile->seed && !fs::exists(profile_path)) {
-      profile::ProfileOptions po;
-      po.tokens = spec.profile->tokens;
-      po.ph_threshold = spec.profile->ph_threshold;
-      po.ph_budget = spec.profile->ph_budget;
-      po.topo_internal_p = spec.profile->topo_internal_p;
-      po.seed = static_cast<uint64_t>(seed);
-      const auto profile = profile::profile_run(dir, po, profile_path);
-      log::info("profiled {} in {:.1f} s -> {}", dir, profile.seconds, profile_path);
+    if (writer && plan == profiled && is_profile_seed(seed) && read_run_record(plan->spec.name, seed, dir).complete) {
+      take_profiles(root, *spec.profile, plans, seed, dir);
     }
   }
 

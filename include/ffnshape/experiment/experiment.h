@@ -16,6 +16,9 @@
 //                                    # also seed (default: the first of seeds; one outside seeds trains
 //                                    # an extra run of the arm that serves the profile alone and is kept
 //                                    # out of the results, so no evaluated seed saw its own profile),
+//                                    # or seeds: [100, 101, 102] and samples: M (token samples per run):
+//                                    # the profiles are pooled and the report gives each schedule's
+//                                    # width spread (stable_multiples: 1, the spread still called stable);
 //                                    # ph_threshold (1), ph_memory (GiB, 2), ph_seconds (300),
 //                                    # topo_norm (linf | l2): as `ffnshape profile`'s flags
 //   tasks: [arc_easy.jsonl, piqa.jsonl]  # zero-shot tasks (eval/tasks.h; format from the file name),
@@ -63,8 +66,14 @@ struct BudgetSpec {
 
 struct ProfileSpec {
   std::string arm;        // the uniform reference arm that is profiled
-  int64_t seed = 0;       // its run to profile (default: the first seed; may lie outside the seeds)
+  // Its runs to profile (default: the first seed; may lie outside the seeds), each on `samples` token
+  // samples; more than one profile in all are pooled (schedule/profile_pool.h).
+  std::vector<int64_t> seeds;
+  int64_t samples = 1;
   int64_t tokens = 512;
+  // A schedule whose widths move by more than this many multiples of ffn.multiple_of between the
+  // pooled profiles is reported as unstable.
+  int64_t stable_multiples = 1;
   double ph_threshold = 1.0;                 // topo: Rips edges up to this fraction of the largest distance
   geometry::PersistenceBudget ph_budget;     // per diagram
   double topo_internal_p = std::numeric_limits<double>::infinity();  // ground norm: L-inf, or 2 (L2)

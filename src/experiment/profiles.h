@@ -1,0 +1,47 @@
+// Internal: the work profiles of an experiment (profile: section). Which runs and token samples are
+// profiled, where the files go, the pooled profile that the geometry schedules read, and how far
+// each schedule's widths move between the profiles pooled.
+//
+// One profile in all (one seed, one sample) is written straight to RUN_ROOT/profile.json, as before
+// pooling existed. Several go to RUN_ROOT/profiles/seed-S-sample-K.json and are pooled
+// (schedule/profile_pool.h) into RUN_ROOT/profile.json, which also carries each schedule's widths
+// from every single profile.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ffnshape/experiment/experiment.h"
+#include "ffnshape/schedule/profile_pool.h"
+
+namespace ffnshape::experiment {
+
+struct ProfileSample {
+  int64_t seed = 0;            // the reference run's training seed
+  int64_t sample = 0;          // the token sample, 0-based
+  uint64_t sampling_seed = 0;  // picks the tokens: the run's seed for sample 0
+  std::string path;
+};
+
+// Every profile the experiment takes, in order (seeds, then samples).
+std::vector<ProfileSample> profile_samples(const std::string& run_root, const ProfileSpec& spec);
+// RUN_ROOT/profile.json: what the schedules read (the single profile, or the pool).
+std::string schedule_profile_path(const std::string& run_root);
+bool is_pooled(const ProfileSpec& spec);
+
+// The schedule an arm trains with (its rule, the experiment's profile for geometry and anti rules).
+ScheduleConfig arm_schedule(const ArmPlan& plan, const std::string& profile_path);
+
+// Profiles the finished reference run `run_dir` (seed `seed`) on each of its missing token samples;
+// then, when every sample of every seed exists and the pool does not, pools them (pooled experiments).
+void take_profiles(const std::string& run_root, const ProfileSpec& spec, const std::vector<ArmPlan>& plans,
+                   int64_t seed, const std::string& run_dir);
+
+// For each arm with a profile-guided schedule: its widths from the pool and from each single profile
+// (pooled experiments whose profiles all exist; empty otherwise).
+std::map<std::string, schedule::WidthSpread> arm_width_spreads(const std::string& run_root, const ProfileSpec& spec,
+                                                               const std::vector<ArmPlan>& plans);
+
+}  // namespace ffnshape::experiment
