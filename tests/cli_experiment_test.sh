@@ -228,6 +228,11 @@ report = open(root + "/report.md").read()
 assert "work profile of uniform seeds 9, 1 (2 token samples each), pooled" in report, report
 assert "; outside the evaluated seeds: 9." in report, report
 assert "| topo | " + " ".join(map(str, topo["pooled"])) + " |" in report, report
+# The statistic's share per layer with its interval: only topo:hyperbolic (topo and anti follow it).
+row = next(line for line in report.splitlines() if line.startswith("| topo:hyperbolic |"))
+mean0 = pooled["layers"][0]["work_spread"]["topo"]["hyperbolic"]["mean"]
+assert row.split("|")[2].strip().startswith(f"{mean0:.3f} ± "), row
+assert "| gw:spherical |" not in report, report
 changes = max((h - lo) // topo["multiple_of"] for h, lo in zip(topo["high"], topo["low"]))
 assert (changes > 0) == ("**Warning:** the widths of topo move" in report), report
 PY

@@ -96,11 +96,16 @@ void take_profiles(const std::string& run_root, const ProfileSpec& spec, const s
   log::info("pooled {} profiles -> {}", samples.size(), pooled_path);
 }
 
+std::optional<schedule::PooledProfile> read_pool(const std::string& run_root, const ProfileSpec& spec) {
+  const auto samples = profile_samples(run_root, spec);
+  if (!is_pooled(spec) || !all_exist(samples)) return std::nullopt;
+  return schedule::pool_profiles(read_samples(samples));
+}
+
 std::map<std::string, schedule::WidthSpread> arm_width_spreads(const std::string& run_root, const ProfileSpec& spec,
                                                                const std::vector<ArmPlan>& plans) {
-  const auto samples = profile_samples(run_root, spec);
-  if (!is_pooled(spec) || !all_exist(samples)) return {};
-  return spreads_from(run_root, spec, plans, schedule::pool_profiles(read_samples(samples)));
+  const auto pooled = read_pool(run_root, spec);
+  return pooled ? spreads_from(run_root, spec, plans, *pooled) : std::map<std::string, schedule::WidthSpread>{};
 }
 
 }  // namespace ffnshape::experiment

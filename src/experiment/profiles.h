@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ ScheduleConfig arm_schedule(const ArmPlan& plan, const std::string& profile_path
 // then, when every sample of every seed exists and the pool does not, pools them (pooled experiments).
 void take_profiles(const std::string& run_root, const ProfileSpec& spec, const std::vector<ArmPlan>& plans,
                    int64_t seed, const std::string& run_dir);
+
+// The pool of a pooled experiment whose profiles all exist (nullopt otherwise).
+std::optional<schedule::PooledProfile> read_pool(const std::string& run_root, const ProfileSpec& spec);
 
 // For each arm with a profile-guided schedule: its widths from the pool and from each single profile
 // (pooled experiments whose profiles all exist; empty otherwise).

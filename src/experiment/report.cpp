@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -102,12 +103,47 @@ std::string widths_list(const std::vector<int64_t>& widths) {
   return text;
 }
 
+// The statistic a profile-guided rule follows ("anti" alone mirrors topo:hyperbolic).
+std::string statistic_of(const std::string& rule) {
+  if (rule == "anti") return "topo:hyperbolic";
+  return rule.rfind("anti:", 0) == 0 ? rule.substr(5) : rule;
+}
+
+// Each statistic the schedules follow: every layer's share, mean and 95% interval over the profiles.
+std::string statistic_spread_table(const schedule::PooledProfile& pooled, const std::vector<ArmPlan>& plans) {
+  std::set<std::string> statistics;
+  for (const auto& p : plans) {
+    if (schedule_needs_profile(p.spec.schedule)) statistics.insert(statistic_of(p.spec.schedule));
+  }
+  const auto n = static_cast<int64_t>(pooled.sources.size());
+  std::ostringstream md;
+  md << "\nEach layer's share of the statistic (its value over the sum over layers), mean ± half-width of the 95% "
+     << "interval over the " << n << " profiles [min, max]:\n\n| statistic |";
+  for (int64_t l = 0; l < pooled.profile.n_layers; ++l) md << " layer " << l << " |";
+  md << "\n|---|";
+  for (int64_t l = 0; l < pooled.profile.n_layers; ++l) md << "---:|";
+  md << "\n";
+  for (const auto& name : statistics) {
+    if (!pooled.work.count(name)) continue;
+    md << "| " << name << " |";
+    for (const auto& s : pooled.work.at(name)) {
+      const double half = student_t_975(n - 1) * s.sd / std::sqrt(static_cast<double>(n));
+      md << " " << number(s.mean, "%.3f") << " ± " << number(half, "%.3f") << " [" << number(s.min, "%.3f") << ", "
+         << number(s.max, "%.3f") << "] |";
+    }
+    md << "\n";
+  }
+  return md.str();
+}
+
 // Pooled experiments: each schedule's widths from the pool and their range over the single
 // profiles, with the stability figure and a warning past profile.stable_multiples.
 std::string width_spread_section(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans) {
+  const auto pooled = read_pool(run_root, *spec.profile);
   const auto spreads = arm_width_spreads(run_root, *spec.profile, plans);
-  if (spreads.empty()) return "";
+  if (!pooled || spreads.empty()) return "";
   std::ostringstream md;
+  md << statistic_spread_table(*pooled, plans);
   const auto count = profile_samples(run_root, *spec.profile).size();
   md << "\nWidth spread over the " << count << " pooled profiles (profiles/, profile.json): each layer's width from "
      << "the pool, and its range over the widths each single profile would have given.\n\n";
