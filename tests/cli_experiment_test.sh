@@ -236,7 +236,6 @@ assert "| gw:spherical |" not in report, report
 changes = max((h - lo) // topo["multiple_of"] for h, lo in zip(topo["high"], topo["low"]))
 assert (changes > 0) == ("**Warning:** the widths of topo move" in report), report
 PY
-[ -n "${KEEP_REPORT:-}" ] && cp "$tmp/pool/report.md" "$tmp/pool/profile.json" "$KEEP_REPORT"
 
 # A uniform schedule written out as explicit widths is the plain model: the same run bit for bit.
 expect 0 "plain run" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/plain" --set train.steps=20
