@@ -50,6 +50,11 @@ std::optional<ScheduleConfig> parse_schedule_config(YamlSection& ffn) {
 
 bool schedule_needs_profile(const std::string& rule) { return rule == "anti" || rule.find(':') != std::string::npos; }
 
+std::string followed_statistic(const std::string& rule) {
+  if (rule == "anti") return "topo:hyperbolic";
+  return rule.rfind("anti:", 0) == 0 ? rule.substr(5) : rule;
+}
+
 std::optional<ConfigError> find_schedule_problem(const ScheduleConfig& c, int64_t n_layers) {
   auto problem = [](const std::string& key, const std::string& text, const std::string& hint) {
     return ConfigError("model.ffn.schedule." + key, text, hint);

@@ -24,30 +24,11 @@ profile::ProfileOptions profile_options(const ProfileSpec& spec, uint64_t sampli
   return po;
 }
 
-std::vector<schedule::WorkProfile> read_samples(const std::vector<ProfileSample>& samples) {
-  std::vector<schedule::WorkProfile> profiles;
-  for (const auto& s : samples) profiles.push_back(schedule::read_work_profile(s.path));
-  return profiles;
-}
-
 bool all_exist(const std::vector<ProfileSample>& samples) {
   for (const auto& s : samples) {
     if (!fs::exists(s.path)) return false;
   }
   return true;
-}
-
-std::map<std::string, schedule::WidthSpread> spreads_from(const std::string& run_root, const ProfileSpec& spec,
-                                                          const std::vector<ArmPlan>& plans,
-                                                          const schedule::PooledProfile& pooled) {
-  std::map<std::string, schedule::WidthSpread> spreads;
-  const auto profiles = read_samples(profile_samples(run_root, spec));
-  for (const auto& plan : plans) {
-    if (!schedule_needs_profile(plan.spec.schedule)) continue;
-    spreads[plan.spec.name] =
-        schedule::width_spread(plan.config.model, arm_schedule(plan, (fs::path(run_root) / "profile.json").string()), pooled, profiles);
-  }
-  return spreads;
 }
 
 }  // namespace
@@ -90,22 +71,31 @@ void take_profiles(const std::string& run_root, const ProfileSpec& spec, const s
     log::info("profiled {} (token sample {}) in {:.1f} s -> {}", run_dir, s.sample, profile.seconds, s.path);
   }
   const auto pooled_path = schedule_profile_path(run_root);
-  if (!is_pooled(spec) || fs::exists(pooled_path) || !all_exist(samples)) return;
-  const auto pooled = schedule::pool_profiles(read_samples(samples));
-  schedule::write_pooled_profile(pooled_path, pooled, spreads_from(run_root, spec, plans, pooled));
-  log::info("pooled {} profiles -> {}", samples.size(), pooled_path);
+  if (fs::exists(pooled_path)) return;
+  if (const auto pool = read_pool(run_root, spec)) {
+    schedule::write_pooled_profile(pooled_path, pool->pooled, arm_width_spreads(run_root, *pool, plans));
+    log::info("pooled {} profiles -> {}", samples.size(), pooled_path);
+  }
 }
 
-std::optional<schedule::PooledProfile> read_pool(const std::string& run_root, const ProfileSpec& spec) {
+std::optional<ExperimentPool> read_pool(const std::string& run_root, const ProfileSpec& spec) {
   const auto samples = profile_samples(run_root, spec);
   if (!is_pooled(spec) || !all_exist(samples)) return std::nullopt;
-  return schedule::pool_profiles(read_samples(samples));
+  ExperimentPool pool;
+  for (const auto& s : samples) pool.profiles.push_back(schedule::read_work_profile(s.path));
+  pool.pooled = schedule::pool_profiles(pool.profiles);
+  return pool;
 }
 
-std::map<std::string, schedule::WidthSpread> arm_width_spreads(const std::string& run_root, const ProfileSpec& spec,
+std::map<std::string, schedule::WidthSpread> arm_width_spreads(const std::string& run_root, const ExperimentPool& pool,
                                                                const std::vector<ArmPlan>& plans) {
-  const auto pooled = read_pool(run_root, spec);
-  return pooled ? spreads_from(run_root, spec, plans, *pooled) : std::map<std::string, schedule::WidthSpread>{};
+  std::map<std::string, schedule::WidthSpread> spreads;
+  for (const auto& plan : plans) {
+    if (!schedule_needs_profile(plan.spec.schedule)) continue;
+    const auto settings = arm_schedule(plan, schedule_profile_path(run_root));
+    spreads[plan.spec.name] = schedule::width_spread(plan.config.model, settings, pool.pooled, pool.profiles);
+  }
+  return spreads;
 }
 
 }  // namespace ffnshape::experiment

@@ -40,12 +40,15 @@ ScheduleConfig arm_schedule(const ArmPlan& plan, const std::string& profile_path
 void take_profiles(const std::string& run_root, const ProfileSpec& spec, const std::vector<ArmPlan>& plans,
                    int64_t seed, const std::string& run_dir);
 
-// The pool of a pooled experiment whose profiles all exist (nullopt otherwise).
-std::optional<schedule::PooledProfile> read_pool(const std::string& run_root, const ProfileSpec& spec);
+// The single profiles of a pooled experiment and their pool, read once (nullopt until all exist).
+struct ExperimentPool {
+  std::vector<schedule::WorkProfile> profiles;
+  schedule::PooledProfile pooled;
+};
+std::optional<ExperimentPool> read_pool(const std::string& run_root, const ProfileSpec& spec);
 
-// For each arm with a profile-guided schedule: its widths from the pool and from each single profile
-// (pooled experiments whose profiles all exist; empty otherwise).
-std::map<std::string, schedule::WidthSpread> arm_width_spreads(const std::string& run_root, const ProfileSpec& spec,
+// For each arm with a profile-guided schedule: its widths from the pool and from each single profile.
+std::map<std::string, schedule::WidthSpread> arm_width_spreads(const std::string& run_root, const ExperimentPool& pool,
                                                                const std::vector<ArmPlan>& plans);
 
 }  // namespace ffnshape::experiment

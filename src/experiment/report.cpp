@@ -103,17 +103,11 @@ std::string widths_list(const std::vector<int64_t>& widths) {
   return text;
 }
 
-// The statistic a profile-guided rule follows ("anti" alone mirrors topo:hyperbolic).
-std::string statistic_of(const std::string& rule) {
-  if (rule == "anti") return "topo:hyperbolic";
-  return rule.rfind("anti:", 0) == 0 ? rule.substr(5) : rule;
-}
-
 // Each statistic the schedules follow: every layer's share, mean and 95% interval over the profiles.
 std::string statistic_spread_table(const schedule::PooledProfile& pooled, const std::vector<ArmPlan>& plans) {
   std::set<std::string> statistics;
   for (const auto& p : plans) {
-    if (schedule_needs_profile(p.spec.schedule)) statistics.insert(statistic_of(p.spec.schedule));
+    if (schedule_needs_profile(p.spec.schedule)) statistics.insert(followed_statistic(p.spec.schedule));
   }
   const auto n = static_cast<int64_t>(pooled.sources.size());
   std::ostringstream md;
@@ -139,12 +133,13 @@ std::string statistic_spread_table(const schedule::PooledProfile& pooled, const 
 // Pooled experiments: each schedule's widths from the pool and their range over the single
 // profiles, with the stability figure and a warning past profile.stable_multiples.
 std::string width_spread_section(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans) {
-  const auto pooled = read_pool(run_root, *spec.profile);
-  const auto spreads = arm_width_spreads(run_root, *spec.profile, plans);
-  if (!pooled || spreads.empty()) return "";
+  const auto pool = read_pool(run_root, *spec.profile);
+  if (!pool) return "";
+  const auto spreads = arm_width_spreads(run_root, *pool, plans);
+  if (spreads.empty()) return "";
   std::ostringstream md;
-  md << statistic_spread_table(*pooled, plans);
-  const auto count = profile_samples(run_root, *spec.profile).size();
+  md << statistic_spread_table(pool->pooled, plans);
+  const auto count = pool->profiles.size();
   md << "\nWidth spread over the " << count << " pooled profiles (profiles/, profile.json): each layer's width from "
      << "the pool, and its range over the widths each single profile would have given.\n\n";
   md << "| arm | pooled widths | range per layer | largest change | stable |\n|---|---|---|---:|---|\n";

@@ -100,9 +100,8 @@ Schedule make_schedule(const ModelConfig& base, const ScheduleConfig& settings, 
   const int64_t total = n * s.uniform_width;
   int64_t lo = s.multiple_of, hi = total;  // hand-designed rules: any positive width
 
-  std::string guided = settings.rule;
-  const bool anti = guided == "anti" || guided.rfind("anti:", 0) == 0;
-  if (anti) guided = guided == "anti" ? "topo:hyperbolic" : guided.substr(5);
+  const std::string guided = followed_statistic(settings.rule);
+  const bool anti = guided != settings.rule;
 
   if (guided == "uniform") {
     s.target.assign(static_cast<size_t>(n), static_cast<double>(s.uniform_width));

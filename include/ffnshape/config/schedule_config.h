@@ -46,5 +46,8 @@ struct ScheduleConfig {
 std::optional<std::string> check_schedule_rule(const std::string& rule);
 // Whether a rule is guided by a work profile (STAT:GEOMETRY and the anti controls).
 bool schedule_needs_profile(const std::string& rule);
+// The STAT:GEOMETRY a guided rule follows: the rule itself, or what an anti control mirrors ("anti"
+// alone: topo:hyperbolic).
+std::string followed_statistic(const std::string& rule);
 
 }  // namespace ffnshape
