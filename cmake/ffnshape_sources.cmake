@@ -3,6 +3,7 @@ set(FFNSHAPE_SOURCES
   src/common/text_file.cpp
   src/common/crc32c.cpp
   src/common/log.cpp
+  src/common/host_info.cpp
   src/config/config_error.cpp
   src/config/yaml_reader.cpp
   src/config/model_config.cpp
@@ -34,6 +35,8 @@ set(FFNSHAPE_SOURCES
   src/profile/work_profiler.cpp
   src/experiment/experiment.cpp
   src/experiment/runner.cpp
+  src/experiment/side_by_side.cpp
+  src/experiment/sessions.cpp
   src/experiment/report.cpp
   src/experiment/profiles.cpp
   src/experiment/sweep.cpp

@@ -45,17 +45,8 @@ expect 2 "--set with an unknown key" -- "$FFNSHAPE" experiment "$tmp/two.yaml" -
 contains "train.bogus" "$err" "--set unknown key message"
 
 # Interrupt the experiment while the second run trains, then rerun it.
-"$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two" >"$tmp/first.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 600); do
-  ls "$tmp"/two/conventional/seed-2/checkpoints/step_*/DONE >/dev/null 2>&1 && break
-  sleep 0.1
-done
-kill -TERM "$pid"
-wait "$pid"
-code=$?
-checks=$((checks + 1))
-[ "$code" -eq 1 ] || { echo "FAIL: interrupted experiment exited $code, expected 1"; failures=$((failures + 1)); }
+stopped_when "$tmp/two/conventional/seed-2/checkpoints/step_*/DONE" "$tmp/first.log" "interrupted experiment" -- \
+  "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two"
 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['complete']" "$tmp/two/conventional/seed-1/summary.json" ||
   fail "the first run is complete before the interruption"
 [ ! -e "$tmp/two/hourglass/seed-1" ] || fail "the experiment went on after the interruption"
@@ -135,17 +126,8 @@ contains "topo:" "$(cat "$tmp/geo/report.md")" "the report lists the scheduled w
 # SIGTERM between two runs (the reference just finished; the process is profiling it or starting the
 # next run): the request stays pending, the next run stops after its first step with a checkpoint,
 # exit 1; the rerun finishes, and the resumed run ends as the uninterrupted experiment's did.
-"$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo_stop" >"$tmp/geo_stop.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 1200); do
-  [ -f "$tmp/geo_stop/uniform/seed-1/summary.json" ] && break
-  sleep 0.05
-done
-kill -TERM "$pid"
-wait "$pid"
-code=$?
-checks=$((checks + 1))
-[ "$code" -eq 1 ] || { echo "FAIL: experiment stopped between runs exited $code, expected 1"; failures=$((failures + 1)); }
+stopped_when "$tmp/geo_stop/uniform/seed-1/summary.json" "$tmp/geo_stop.log" "experiment stopped between runs" -- \
+  "$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo_stop"
 contains "stopped during topo seed 1" "$(cat "$tmp/geo_stop.log")" "the stop acts on the next run"
 ls "$tmp"/geo_stop/topo/seed-1/checkpoints/step_*/DONE >/dev/null 2>&1 || fail "the stopped run left no checkpoint"
 expect 0 "rerun after a stop between runs" -- "$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo_stop"
@@ -236,6 +218,53 @@ assert "| gw:spherical |" not in report, report
 changes = max((h - lo) // topo["multiple_of"] for h, lo in zip(topo["high"], topo["low"]))
 assert (changes > 0) == ("**Warning:** the widths of topo move" in report), report
 PY
+
+# --parallel 2: the pooled experiment from scratch, two runs at a time, each in a process of its own.
+# The two reference runs train side by side and profile themselves, the parent pools, then topo and
+# anti train side by side. Every number is the one-after-the-other experiment's ($tmp/pool) bit for bit.
+expect 0 "pooled experiment, --parallel 2" -- "$FFNSHAPE" experiment "$tmp/pool.yaml" --run-root "$tmp/pool_par" --parallel 2
+contains "log $tmp/pool_par/uniform/seed-9/train.log" "$out$err" "each run's process logs to its run directory"
+contains "2 runs side by side, 1 thread per run" "$(cat "$tmp/pool_par/report.md")" "the report gives the parallelism"
+contains "wall time of the study: " "$(cat "$tmp/pool_par/report.md")" "the report gives the study's wall time"
+python3 - "$tmp/pool" "$tmp/pool_par" "$tmp/out" <<'PY' || fail "--parallel 2 differs from the runs one after the other"
+import json, sys
+seq, par, log = sys.argv[1], sys.argv[2], open(sys.argv[3]).read().splitlines()
+def losses(root, arm, seed):
+    lines = [json.loads(l) for l in open(f"{root}/{arm}/seed-{seed}/metrics.jsonl")]
+    return [(l["step"], l.get("loss"), l.get("grad_norm"), l.get("val_loss")) for l in lines]
+for arm, seed in (("uniform", 9), ("uniform", 1), ("topo", 1), ("anti", 1)):
+    a, b = losses(seq, arm, seed), losses(par, arm, seed)
+    assert a == b and len(a) > 4, (arm, seed, a[-1:], b[-1:])
+for name in ["profile.json"] + [f"profiles/seed-{s}-sample-{k}.json" for s in (9, 1) for k in (0, 1)]:
+    a, b = json.load(open(f"{seq}/{name}")), json.load(open(f"{par}/{name}"))
+    assert a["layers"] == b["layers"], name
+# Side by side: the second reference run started before the first one ended, and topo waited for the pool.
+where = lambda text: next(i for i, line in enumerate(log) if text in line)
+assert where("uniform seed 1 -> ") < where("uniform seed 9: done"), log
+assert where("pooled 4 profiles") < where("topo seed 1 -> "), log
+PY
+
+# A stop request to a parallel experiment reaches every run: both checkpoint, exit 1, no process is
+# left; the rerun finishes, and the runs end as the uninterrupted ones did.
+stopped_when "$tmp/two_par/conventional/seed-2/checkpoints/step_*/DONE" "$tmp/two_par.log" "stopped parallel experiment" -- \
+  "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two_par" --parallel 2
+sleep 0.5
+pgrep -f "two_par --job" >/dev/null && fail "a run's process outlived the stopped experiment"
+ls "$tmp"/two_par/conventional/seed-1/checkpoints/step_*/DONE >/dev/null 2>&1 || fail "the first run left no checkpoint"
+contains "stop requested" "$(cat "$tmp/two_par.log")" "the parent passes the stop on"
+expect 0 "rerun of the stopped parallel experiment" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two_par" --parallel 2
+python3 - "$tmp/two" "$tmp/two_par" <<'PY' || fail "the stopped parallel runs do not end as the uninterrupted ones"
+import json, sys
+for arm in ("conventional", "hourglass"):
+    for seed in (1, 2):
+        a, b = (json.load(open(f"{root}/{arm}/seed-{seed}/summary.json")) for root in sys.argv[1:3])
+        assert b["complete"] and a["val_loss"] == b["val_loss"], (arm, seed, a["val_loss"], b["val_loss"])
+PY
+expect 2 "--job that names no run" -- "$FFNSHAPE" experiment "$tmp/two.yaml" --run-root "$tmp/two_par" --job conventional:7
+contains "not a run of this experiment" "$err" "--job message"
+sed 's/^seeds:/parallel: 0\nseeds:/' "$tmp/two.yaml" >"$tmp/parallel0.yaml"
+expect 2 "parallel: 0 in the file" -- "$FFNSHAPE" experiment "$tmp/parallel0.yaml" --dry-run
+contains "parallel: must be at least 1" "$err" "parallel: 0 message"
 
 # A uniform schedule written out as explicit widths is the plain model: the same run bit for bit.
 expect 0 "plain run" -- "$FFNSHAPE" train "$tmp/base.yaml" --run-dir "$tmp/plain" --set train.steps=20

@@ -40,6 +40,24 @@ fail() {
   failures=$((failures + 1))
 }
 
+# stopped_when GLOB LOG DESCRIPTION -- COMMAND...: runs the command in the background (output in LOG)
+# until a file matches GLOB (60 s at most), then sends it SIGTERM and expects exit 1 (stopped, saved).
+stopped_when() {
+  local glob=$1 log=$2 what=$3 pid code
+  shift 4
+  "$@" >"$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 1200); do
+    compgen -G "$glob" >/dev/null && break
+    sleep 0.05
+  done
+  kill -TERM "$pid"
+  wait "$pid"
+  code=$?
+  checks=$((checks + 1))
+  [ "$code" -eq 1 ] || { echo "FAIL: $what exited $code, expected 1"; failures=$((failures + 1)); }
+}
+
 finish() {
   echo "$1: $((checks - failures)) passed, $failures failed"
   [ "$failures" -eq 0 ]

@@ -98,6 +98,8 @@ ExperimentSpec load_experiment(const std::string& path) {
     spec.arms.push_back(arm);
   }
   if (spec.arms.empty()) throw top.error("arms", "is empty", "list at least one arm: arms: [{name: baseline}]");
+  spec.parallel = top.get("parallel", spec.parallel);
+  if (spec.parallel < 1) throw top.error("parallel", "must be at least 1", "the runs trained side by side, e.g. parallel: 2");
 
   auto arm_named = [&](const std::string& name) -> const ArmSpec* {
     for (const auto& arm : spec.arms) {

@@ -61,20 +61,21 @@ ScheduleConfig arm_schedule(const ArmPlan& plan, const std::string& profile_path
   return schedule;
 }
 
-void take_profiles(const std::string& run_root, const ProfileSpec& spec, const std::vector<ArmPlan>& plans,
-                   int64_t seed, const std::string& run_dir) {
-  const auto samples = profile_samples(run_root, spec);
-  for (const auto& s : samples) {
+void profile_reference_run(const std::string& run_root, const ProfileSpec& spec, int64_t seed, const std::string& run_dir) {
+  for (const auto& s : profile_samples(run_root, spec)) {
     if (s.seed != seed || fs::exists(s.path)) continue;
     fs::create_directories(fs::path(s.path).parent_path());
     const auto profile = profile::profile_run(run_dir, profile_options(spec, s.sampling_seed), s.path);
     log::info("profiled {} (token sample {}) in {:.1f} s -> {}", run_dir, s.sample, profile.seconds, s.path);
   }
+}
+
+void pool_when_complete(const std::string& run_root, const ProfileSpec& spec, const std::vector<ArmPlan>& plans) {
   const auto pooled_path = schedule_profile_path(run_root);
   if (fs::exists(pooled_path)) return;
   if (const auto pool = read_pool(run_root, spec)) {
     schedule::write_pooled_profile(pooled_path, pool->pooled, arm_width_spreads(run_root, *pool, plans));
-    log::info("pooled {} profiles -> {}", samples.size(), pooled_path);
+    log::info("pooled {} profiles -> {}", pool->profiles.size(), pooled_path);
   }
 }
 

@@ -35,10 +35,11 @@ bool is_pooled(const ProfileSpec& spec);
 // The schedule an arm trains with (its rule, the experiment's profile for geometry and anti rules).
 ScheduleConfig arm_schedule(const ArmPlan& plan, const std::string& profile_path);
 
-// Profiles the finished reference run `run_dir` (seed `seed`) on each of its missing token samples;
-// then, when every sample of every seed exists and the pool does not, pools them (pooled experiments).
-void take_profiles(const std::string& run_root, const ProfileSpec& spec, const std::vector<ArmPlan>& plans,
-                   int64_t seed, const std::string& run_dir);
+// Profiles the finished reference run `run_dir` (seed `seed`) on each of its missing token samples.
+void profile_reference_run(const std::string& run_root, const ProfileSpec& spec, int64_t seed, const std::string& run_dir);
+// When every sample of every seed exists and the pool does not, pools them (pooled experiments).
+// One process alone may call it at a time: the parent of a parallel experiment, not its runs.
+void pool_when_complete(const std::string& run_root, const ProfileSpec& spec, const std::vector<ArmPlan>& plans);
 
 // The single profiles of a pooled experiment and their pool, read once (nullopt until all exist).
 struct ExperimentPool {

@@ -3,6 +3,7 @@
 
 #include "../common/text_file.h"
 #include "profiles.h"
+#include "sessions.h"
 
 #include <nlohmann/json.hpp>
 
@@ -292,6 +293,46 @@ void write_results_csv(const std::string& run_root, const ExperimentSpec& spec, 
   write_text_file((fs::path(run_root) / "results.csv").string(), csv.str());
 }
 
+namespace {
+
+std::string hours_minutes(double seconds) {
+  const auto minutes = static_cast<int64_t>(seconds / 60 + 0.5);
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld h %02lld min", static_cast<long long>(minutes / 60), static_cast<long long>(minutes % 60));
+  return text;
+}
+
+// Where and how long the study trained: the hosts, runs side by side and threads per run of each
+// invocation (sessions.jsonl), the study's wall time, and the runs' own time for comparison.
+std::string hardware_section(const std::string& run_root, const std::vector<RunRecord>& records) {
+  const auto sessions = read_sessions(run_root);
+  double runs_s = 0;
+  for (const auto& r : records) runs_s += r.complete ? r.wall_time_s : 0;
+  std::ostringstream md;
+  md << "\nHardware and time:\n\n";
+  if (sessions.empty()) {
+    md << "- not recorded (this run root predates sessions.jsonl)\n";
+    return md.str();
+  }
+  std::set<std::string> seen;
+  double wall_s = 0;
+  int64_t trained = 0;
+  for (const auto& s : sessions) {
+    wall_s += s.wall_s;
+    trained += s.runs_trained;
+    const auto setup = s.host + "; " + std::to_string(s.parallel) + " run" + (s.parallel > 1 ? "s" : "") + " side by side, " +
+                       (s.threads_per_run > 0 ? std::to_string(s.threads_per_run) : std::string("per-arm")) + " thread" +
+                       (s.threads_per_run == 1 ? "" : "s") + " per run";
+    if (seen.insert(setup).second) md << "- " << setup << "\n";
+  }
+  md << "- wall time of the study: " << hours_minutes(wall_s) << " over " << sessions.size() << " invocation"
+     << (sessions.size() > 1 ? "s" : "") << " that trained " << trained << " run" << (trained == 1 ? "" : "s")
+     << "; the finished runs' own training time adds up to " << hours_minutes(runs_s) << "\n";
+  return md.str();
+}
+
+}  // namespace
+
 std::string write_report(const std::string& run_root, const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
                          const std::vector<RunRecord>& records) {
   std::map<std::string, std::map<int64_t, double>> loss;
@@ -359,6 +400,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
     }
   }
   if (spec.profile) md << width_spread_section(run_root, spec, plans);
+  md << hardware_section(run_root, records);
   for (const auto* plot : {"val_curves.png", "final_loss.png", "paired_diff.png"}) {
     if (fs::exists(fs::path(run_root) / plot)) md << "\n![" << plot << "](" << plot << ")\n";
   }

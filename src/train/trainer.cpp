@@ -90,6 +90,8 @@ int intra_op_threads(const TrainConfig& config, torch::Device /*device*/) {
 
 void request_stop() { g_stop.store(true); }
 
+bool stop_pending() { return g_stop.load(); }
+
 std::vector<Batch> validation_set(const RunConfig& config, const std::string& val_pattern) {
   return validation_batches(val_pattern, config.train.seq_len, config.train.micro_batch, config.eval.batches,
                             config.model.vocab_size);

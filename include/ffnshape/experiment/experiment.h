@@ -21,6 +21,8 @@
 //                                    # width spread (stable_multiples: 1, the spread still called stable);
 //                                    # ph_threshold (1), ph_memory (GiB, 2), ph_seconds (300),
 //                                    # topo_norm (linf | l2): as `ffnshape profile`'s flags
+//   parallel: 2                      # runs trained side by side, each in its own process (default 1);
+//                                    # with train.threads 0 each gets the cores / parallel
 //   tasks: [arc_easy.jsonl, piqa.jsonl]  # zero-shot tasks (eval/tasks.h; format from the file name),
 //                                    # scored after each run into RUN/tasks.json; needs data.tokenizer
 //   arms:
@@ -89,6 +91,7 @@ struct ExperimentSpec {
   std::string reference;               // arm for paired comparisons
   std::optional<ProfileSpec> profile;
   std::vector<std::string> tasks;      // zero-shot task files, resolved against the file's folder
+  int64_t parallel = 1;                // runs trained side by side (separate processes)
   std::vector<ArmSpec> arms;
 };
 
@@ -113,11 +116,24 @@ struct ArmPlan {
 // uniform budget exactly, so arms are solved as uniform models and scheduled afterwards.
 std::vector<ArmPlan> plan_experiment(const ExperimentSpec& spec);
 
+// One run of an experiment: an arm and a seed.
+struct RunRef {
+  std::string arm;
+  int64_t seed = 0;
+};
+
 struct ExperimentOptions {
   std::string run_root;   // default runs/<name>
   std::string only;       // train just this arm (and what it depends on)
   bool dry_run = false;   // plan and print, train nothing
   bool quiet = false;     // no per-step progress from the trainer (tests)
+  int64_t parallel = 0;   // runs side by side; 0: the experiment's own `parallel`
+  // With parallel > 1, the command line that trains one run of this same experiment in a process of
+  // its own; " --job ARM:SEED" is appended (the ffnshape CLI gives its own path and arguments).
+  std::vector<std::string> job_command;
+  // Train only this run (and profile it, when it is a profile run), then return: what each process
+  // of a parallel experiment does. No results or report.
+  std::optional<RunRef> job;
   // Called with the run root once results.csv exists, before report.md is written (the CLI draws
   // the plots here, so that the report can show them).
   std::function<void(const std::string&)> before_report;
@@ -128,8 +144,10 @@ std::string run_dir(const std::string& run_root, const std::string& arm, int64_t
 
 // Trains every missing arm x seed of `plans` (from plan_experiment; every arm must meet the
 // budget), profiling the reference first when a geometry schedule needs it, then writes results.csv,
-// the plots (through options.before_report) and report.md. Returns the process exit code: 0 done,
-// 1 a run stopped (interrupted or failed; rerun to continue).
+// the plots (through options.before_report) and report.md. With parallel > 1, up to that many runs
+// train at once, each in a process of its own (options.job_command) logging to RUN_DIR/train.log;
+// the bits of every run are those of the runs trained one after the other. Returns the process exit
+// code: 0 done, 1 a run stopped (interrupted or failed; rerun to continue).
 int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans, const ExperimentOptions& options);
 
 }  // namespace ffnshape::experiment

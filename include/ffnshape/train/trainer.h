@@ -72,6 +72,8 @@ int intra_op_threads(const TrainConfig& config, torch::Device device);
 // Requests a clean stop at the end of the current step (what the signal handlers call); made while
 // no run is in progress, it stops the next one after its first step, or ends its wait for the ranks.
 void request_stop();
+// Whether a stop was requested and no run has acted on it yet (a parallel experiment forwards it).
+bool stop_pending();
 // SIGINT and SIGTERM call request_stop() from now on (once per process; train() does it too unless
 // told not to). A command that does other work before its first run (an experiment profiling a
 // finished reference) calls it first, so that a signal then is kept rather than fatal.
