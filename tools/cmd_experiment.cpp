@@ -83,7 +83,7 @@ Subcommand add_experiment_command(CLI::App& app) {
       ->allow_extra_args(false);
   sub->add_option("--parallel", o->parallel, "Train up to N runs side by side, each in its own process (default: the file's parallel, else 1)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--job", o->job, "Train only the run ARM:SEED (what each process of --parallel runs)")->group("");
+  sub->add_option("--job", o->job, "Train only the run ARM:SEED (what each process of --parallel runs)");
   sub->add_flag("--dry-run", o->dry_run, "Print each arm's solved shape, parameters and budget error; train nothing");
   return {sub, [o] {
             install_stop_handlers();  // a signal while it profiles before its first run is kept, not fatal
