@@ -6,14 +6,15 @@ the reference arm only).
 
 For each pair, the final validation loss of A minus B over the seeds both finished, paired by seed
 (same initialisation seed and data order): mean, the 95% Student-t interval, the sample sd and the
-per-seed differences. --curve adds the difference of the seed-mean validation curves at each
+per-seed differences, and how many seeds would resolve a gap of the measured size with 80% power
+(paired t-test at 5%, from the measured paired sd). --curve adds the difference of the seed-mean validation curves at each
 evaluation step (how a gap develops during training). Reads RUN_ROOT/results.csv and each run's
 metrics.jsonl (experiment_stats.py); standard library only.
 """
 import sys
 from collections import defaultdict
 
-from experiment_stats import final_losses, mean_half_width, read_metrics, read_results
+from experiment_stats import final_losses, mean_half_width, read_metrics, read_results, seeds_for_power
 
 
 def mean_curve(run_dirs):
@@ -46,7 +47,10 @@ def main():
         if n >= 2:
             sd = (sum((d - mean) ** 2 for d in diffs) / (n - 1)) ** 0.5
             line += f" [{mean - half:+.4f}, {mean + half:+.4f}] (95% CI, {n} seeds, sd {sd:.4f})"
-        print(line + " per seed " + " ".join(f"{d:+.4f}" for d in diffs))
+        line += " per seed " + " ".join(f"{d:+.4f}" for d in diffs)
+        if n >= 2 and seeds_for_power(mean, sd):
+            line += f"; seeds for 80% power at this gap: {seeds_for_power(mean, sd)}"
+        print(line)
         if "--curve" in sys.argv:
             ca, cb = mean_curve(dirs[a]), mean_curve(dirs[b])
             print("  by step: " + " ".join(f"{s}:{ca[s] - cb[s]:+.3f}" for s in sorted(ca) if s in cb))

@@ -35,8 +35,11 @@ def read_metrics(run_dir):
 
 
 # 0.975 quantiles of Student's t for 1..30 degrees of freedom.
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+T975 = [12.706204736432, 4.302652729911, 3.182446305284, 2.776445105198, 2.570581836615, 2.446911848792,
+        2.36462425101, 2.306004135033, 2.262157162741, 2.228138851965, 2.200985160083, 2.178812829663,
+        2.160368656461, 2.144786687917, 2.131449545559, 2.119905299221, 2.109815577833, 2.100922040241,
+        2.093024054408, 2.085963447266, 2.079613844728, 2.073873067904, 2.068657610419, 2.063898561628,
+        2.059538552753, 2.055529438643, 2.05183051648, 2.048407141795, 2.045229642133, 2.042272456301]
 
 
 def read_results(root):
@@ -48,6 +51,27 @@ def read_results(root):
         return list(csv.DictReader(f))
 
 
+def t975(dof):
+    """The 0.975 quantile of Student's t (Cornish-Fisher beyond the table, within 1e-4, as report.cpp)."""
+    if dof <= 30:
+        return T975[dof - 1]
+    z = 1.959963984540054
+    return z + (z ** 3 + z) / (4 * dof) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * dof * dof)
+
+
+def seeds_for_power(mean, sd, power_z=0.8416212335729143):
+    """The seeds a paired comparison needs to resolve a true difference of |mean| with paired sd `sd`
+    at 80% power (two-sided 5% t-test; the normal approximation of the noncentral t, within one seed
+    of scipy's exact power). None when the gap or the sd is not positive."""
+    if not (sd > 0 and abs(mean) > 0):
+        return None
+    effect = abs(mean) / sd
+    n = 2
+    while effect * math.sqrt(n) - t975(n - 1) < power_z and n < 100000:
+        n += 1
+    return n
+
+
 def mean_half_width(values):
     """Mean and half-width of the 95% Student-t interval (0 for one value)."""
     n = len(values)
@@ -55,7 +79,7 @@ def mean_half_width(values):
     if n < 2:
         return mean, 0.0
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, (T975[n - 2] if n - 1 <= 30 else 1.96) * sd / math.sqrt(n)
+    return mean, t975(n - 1) * sd / math.sqrt(n)
 
 
 def final_losses(runs):

@@ -89,6 +89,9 @@ compared=$(python3 "$SOURCE_DIR/scripts/compare_arms.py" "$tmp/two" hourglass:co
 interval=$(grep -o "^[-+][0-9.]* \[[-+][0-9.]*, [-+][0-9.]*\]" <<<"${compared#hourglass - conventional: }")
 [ -n "$interval" ] && grep -qF "| $interval |" "$tmp/two/report.md" || fail "compare_arms.py differs from report.md: $compared"
 contains "by step: " "$compared" "compare_arms.py --curve"
+# The seeds for 80% power: compare_arms.py and report.md agree (formula tested in test_experiment.cpp).
+power=$(grep -o "seeds for 80% power at this gap: [0-9]*" <<<"$compared" | grep -o "[0-9]*$")
+grep -q "from the measured paired sd): hourglass $power\." "$tmp/two/report.md" || fail "power: compare_arms.py says '$power', report.md differs"
 if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
   for f in val_curves.png final_loss.png paired_diff.png; do [ -s "$tmp/two/$f" ] || fail "run root lacks $f"; done
   grep -q "paired_diff.png" "$tmp/two/report.md" || fail "report.md shows the paired differences"

@@ -21,6 +21,21 @@ TEST(ExperimentReport, StudentQuantilesMatchScipy) {
   EXPECT_TRUE(std::isnan(student_t_975(0)));
 }
 
+TEST(ExperimentReport, SeedsForPowerAreScipysExactNoncentralTCounts) {
+  // The smallest n with P(|T| > t(0.975, n-1)) >= 0.8 for T ~ nct(n - 1, effect * sqrt(n)), by
+  // scipy.stats.nct: effect 0.5 -> 34, 0.971 -> 11, 1.5 -> 6, 2.5 -> 4, 4 -> 3; 0.3 -> 90, which the
+  // normal approximation puts at 89 (within one seed, as documented).
+  EXPECT_EQ(seeds_for_power(0.05, 0.1), 34);
+  EXPECT_EQ(seeds_for_power(-0.0371, 0.0371 / 0.971), 11);
+  EXPECT_EQ(seeds_for_power(0.15, 0.1), 6);
+  EXPECT_EQ(seeds_for_power(0.25, 0.1), 4);
+  EXPECT_EQ(seeds_for_power(0.4, 0.1), 3);
+  EXPECT_NEAR(static_cast<double>(seeds_for_power(0.03, 0.1)), 90.0, 1.0);
+  EXPECT_EQ(seeds_for_power(0.0, 0.1), 0);
+  EXPECT_EQ(seeds_for_power(0.1, 0.0), 0);
+  EXPECT_EQ(seeds_for_power(NAN, 0.1), 0);
+}
+
 TEST(ExperimentReport, PairedIntervalUsesOnlySharedSeeds) {
   // Differences -0.1, -0.1, +0.1 (seed 4 has no partner): mean -1/30, sd 0.11547005383792516,
   // half-width t(0.975, 2) * sd / sqrt(3) = 0.28684351532741836 (scipy).

@@ -212,6 +212,15 @@ double student_t_975(int64_t dof) {
   return z + (z * z * z + z) / (4 * n) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
 }
 
+int64_t seeds_for_power(double mean, double sd) {
+  constexpr double kZ80 = 0.8416212335729143;  // the standard normal's 0.8 quantile
+  if (!(sd > 0) || !(std::abs(mean) > 0) || !std::isfinite(sd) || !std::isfinite(mean)) return 0;
+  const double effect = std::abs(mean) / sd;
+  int64_t n = 2;
+  while (effect * std::sqrt(static_cast<double>(n)) - student_t_975(n - 1) < kZ80 && n < 100000) ++n;
+  return n;
+}
+
 Interval mean_interval(const std::vector<double>& values) {
   Interval out;
   out.n = static_cast<int64_t>(values.size());
@@ -302,6 +311,22 @@ std::string hours_minutes(double seconds) {
   return text;
 }
 
+// How many seeds would resolve each arm's measured gap to the reference (80% power, paired).
+std::string power_line(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans,
+                       std::map<std::string, std::map<int64_t, double>>& loss) {
+  std::string items;
+  for (const auto& p : plans) {
+    if (p.spec.name == spec.reference) continue;
+    const auto d = paired_interval(loss[p.spec.name], loss[spec.reference]);
+    if (const auto n = d.n >= 2 ? seeds_for_power(d.mean, d.sd) : 0) {
+      items += (items.empty() ? "" : ", ") + p.spec.name + " " + std::to_string(n);
+    }
+  }
+  if (items.empty()) return "";
+  return "Seeds that would resolve each measured gap with 80% power (paired t-test at 5%, from the measured "
+         "paired sd): " + items + ".\n";
+}
+
 // Where and how long the study trained: the hosts, runs side by side and threads per run of each
 // invocation (sessions.jsonl), the study's wall time, and the runs' own time for comparison.
 std::string hardware_section(const std::string& run_root, const std::vector<RunRecord>& records) {
@@ -389,6 +414,7 @@ std::string write_report(const std::string& run_root, const ExperimentSpec& spec
   }
   md << "\nval loss and perplexity: mean ± standard deviation over seeds. The difference to " << spec.reference
      << " is paired by seed (same data order); an interval that excludes 0 is a difference the seeds resolve.\n";
+  md << power_line(spec, plans, loss);
   md << task_table(spec, plans, records);
   bool any_schedule = false;
   for (const auto& p : plans) any_schedule = any_schedule || !p.spec.schedule.empty();

@@ -42,6 +42,10 @@ Interval mean_interval(const std::vector<double>& values);
 Interval paired_interval(const std::map<int64_t, double>& arm, const std::map<int64_t, double>& reference);
 // The 0.975 quantile of Student's t with `dof` degrees of freedom.
 double student_t_975(int64_t dof);
+// The seeds a paired comparison needs to resolve a true difference of |mean| with paired sd `sd` at
+// 80% power (two-sided 5% t-test; the normal approximation of the noncentral t, within one seed of
+// the exact power). 0 when the gap or the sd is not positive and finite.
+int64_t seeds_for_power(double mean, double sd);
 
 // The plan as a table: solved dimensions, parameters, attention / FFN shares, error against the budget.
 std::string describe_plans(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans);
