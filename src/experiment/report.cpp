@@ -332,7 +332,11 @@ std::string power_line(const ExperimentSpec& spec, const std::vector<ArmPlan>& p
 std::string hardware_section(const std::string& run_root, const std::vector<RunRecord>& records) {
   const auto sessions = read_sessions(run_root);
   double runs_s = 0;
-  for (const auto& r : records) runs_s += r.complete ? r.wall_time_s : 0;
+  int64_t finished = 0;
+  for (const auto& r : records) {
+    runs_s += r.complete ? r.wall_time_s : 0;
+    finished += r.complete ? 1 : 0;
+  }
   std::ostringstream md;
   md << "\nHardware and time:\n\n";
   if (sessions.empty()) {
@@ -345,14 +349,18 @@ std::string hardware_section(const std::string& run_root, const std::vector<RunR
   for (const auto& s : sessions) {
     wall_s += s.wall_s;
     trained += s.runs_trained;
-    const auto setup = s.host + "; " + std::to_string(s.parallel) + " run" + (s.parallel > 1 ? "s" : "") + " side by side, " +
-                       (s.threads_per_run > 0 ? std::to_string(s.threads_per_run) : std::string("per-arm")) + " thread" +
+    const auto setup = s.host + "; " + (s.parallel > 1 ? std::to_string(s.parallel) + " runs side by side" : "one run at a time") +
+                       ", " + (s.threads_per_run > 0 ? std::to_string(s.threads_per_run) : std::string("per-arm")) + " thread" +
                        (s.threads_per_run == 1 ? "" : "s") + " per run";
     if (seen.insert(setup).second) md << "- " << setup << "\n";
   }
   md << "- wall time of the study: " << hours_minutes(wall_s) << " over " << sessions.size() << " invocation"
      << (sessions.size() > 1 ? "s" : "") << " that trained " << trained << " run" << (trained == 1 ? "" : "s")
      << "; the finished runs' own training time adds up to " << hours_minutes(runs_s) << "\n";
+  if (trained < finished) {
+    md << "- " << finished - trained << " of the " << finished
+       << " finished runs were trained by invocations that left no record (before sessions.jsonl, or copied in)\n";
+  }
   return md.str();
 }
 
