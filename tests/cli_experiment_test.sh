@@ -222,6 +222,20 @@ changes = max((h - lo) // topo["multiple_of"] for h, lo in zip(topo["high"], top
 assert (changes > 0) == ("**Warning:** the widths of topo move" in report), report
 PY
 
+# scripts/rule_spread.py solves every rule from the pool and the single profiles: its topo:hyperbolic
+# row is profile.json's (what the experiment computed for its topo arm).
+spread=$(python3 "$SOURCE_DIR/scripts/rule_spread.py" "$tmp/pool" --config "$tmp/base.yaml" --ffnshape "$FFNSHAPE") ||
+  fail "rule_spread.py"
+python3 - "$tmp/pool" "$spread" <<'PY' || fail "rule_spread.py's topo:hyperbolic row differs from profile.json"
+import json, sys
+topo = json.load(open(sys.argv[1] + "/profile.json"))["schedules"]["topo"]
+row = next(l for l in sys.argv[2].splitlines() if l.startswith("| topo:hyperbolic |"))
+cells = [c.strip() for c in row.split("|")[1:-1]]
+assert cells[1] == " ".join(map(str, topo["pooled"])), (cells, topo)
+assert cells[2] == " ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in zip(topo["low"], topo["high"])), (cells, topo)
+assert len(sys.argv[2].splitlines()) == 2 + 9, sys.argv[2]
+PY
+
 # --parallel 2: the pooled experiment from scratch, two runs at a time, each in a process of its own.
 # The two reference runs train side by side and profile themselves, the parent pools, then topo and
 # anti train side by side. Every number is the one-after-the-other experiment's ($tmp/pool) bit for bit.
