@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "ffnshape/experiment/experiment.h"
@@ -126,4 +127,43 @@ TEST(ExperimentPlan, ProfileSectionCarriesThePersistenceSettings) {
       EXPECT_NE(std::string(e.what()).find("profile."), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(ExperimentReport, HardwareAndWallTimeComeFromTheSessionsRecord) {
+  ffnshape::testing::TempDir dir;
+  std::ofstream(dir.file("base.yaml")) << "model: {vocab_size: 512, d_model: 128, n_layers: 4, n_heads: 4, ffn: {hidden: 344}}\n";
+  std::ofstream(dir.file("exp.yaml")) << "base: base.yaml\nseeds: [1, 2]\nbudget: {reference: a}\narms: [{name: a}, {name: b}]\n";
+  const auto spec = load_experiment(dir.file("exp.yaml"));
+  const auto plans = plan_experiment(spec);
+  const auto root = dir.file("runs");
+  std::filesystem::create_directories(root);
+  // Two sessions (30 + 40 min, 3 runs trained), a torn line and a wrong-typed one, which are skipped.
+  std::ofstream(root + "/sessions.jsonl")
+      << R"({"started":"2026-01-01T00:00:00Z","wall_s":1800,"host":"CPU X, 2 cores","parallel":1,"threads_per_run":2,"runs_trained":1})"
+      << "\n{\"started\": \"2026-01-02\", \"wall_s\n"
+      << R"({"started":"2026-01-03T00:00:00Z","wall_s":"long","host":"CPU Y","parallel":2,"threads_per_run":1,"runs_trained":9})"
+      << "\n"
+      << R"({"started":"2026-01-04T00:00:00Z","wall_s":2400,"host":"CPU X, 2 cores","parallel":2,"threads_per_run":1,"runs_trained":2})"
+      << "\n";
+  std::vector<RunRecord> records;
+  for (const auto* arm : {"a", "b"}) {
+    for (int64_t seed : {1, 2}) {
+      RunRecord r;
+      r.arm = arm;
+      r.seed = seed;
+      r.complete = true;
+      r.val_loss = 4.0 + 0.01 * static_cast<double>(seed);
+      r.wall_time_s = 1500;  // 4 runs: 100 min of their own
+      records.push_back(r);
+    }
+  }
+  const auto md = write_report(root, spec, plans, records);
+  EXPECT_NE(md.find("- CPU X, 2 cores; one run at a time, 2 threads per run\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- CPU X, 2 cores; 2 runs side by side, 1 thread per run\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("CPU Y"), std::string::npos) << md;
+  EXPECT_NE(md.find("wall time of the study: 1 h 10 min over 2 invocations that trained 3 runs; the finished runs' "
+                    "own training time adds up to 1 h 40 min\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- 1 of the 4 finished runs were trained by invocations that left no record"), std::string::npos) << md;
 }
