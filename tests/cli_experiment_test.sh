@@ -144,17 +144,8 @@ PY
 # SIGTERM before the process's first run: a rerun whose reference is done but not yet profiled
 # profiles first; a signal then is kept (not fatal, exit 143 as it was) and stops the next run.
 mkdir -p "$tmp/geo_first" && cp -r "$tmp/geo_stop/uniform" "$tmp/geo_first/uniform"
-"$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo_first" >"$tmp/geo_first.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 1200); do
-  grep -q "finished earlier, skipped" "$tmp/geo_first.log" 2>/dev/null && break
-  sleep 0.02
-done
-kill -TERM "$pid"
-wait "$pid"
-code=$?
-checks=$((checks + 1))
-[ "$code" -eq 1 ] || { echo "FAIL: experiment stopped before its first run exited $code, expected 1"; failures=$((failures + 1)); }
+stopped_when "log:finished earlier, skipped" "$tmp/geo_first.log" "experiment stopped before its first run" -- \
+  "$FFNSHAPE" experiment "$tmp/geo.yaml" --run-root "$tmp/geo_first"
 contains "stopped during topo seed 1" "$(cat "$tmp/geo_first.log")" "a stop before the first run acts on that run"
 
 # A profile seed outside the evaluated seeds: the reference trains once more for the profile alone,

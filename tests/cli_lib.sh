@@ -40,16 +40,21 @@ fail() {
   failures=$((failures + 1))
 }
 
-# stopped_when GLOB LOG DESCRIPTION -- COMMAND...: runs the command in the background (output in LOG)
-# until a file matches GLOB (60 s at most), then sends it SIGTERM and expects exit 1 (stopped, saved).
+# stopped_when WHEN LOG DESCRIPTION -- COMMAND...: runs the command in the background (output in LOG)
+# until WHEN holds (60 s at most): a file matches the glob WHEN, or, for WHEN = log:TEXT, LOG holds
+# TEXT. Then sends it SIGTERM and expects exit 1 (stopped, its checkpoint saved).
 stopped_when() {
-  local glob=$1 log=$2 what=$3 pid code
+  local when=$1 log=$2 what=$3 pid code
   shift 4
   "$@" >"$log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 1200); do
-    compgen -G "$glob" >/dev/null && break
-    sleep 0.05
+  for _ in $(seq 1 3000); do
+    if [[ "$when" == log:* ]]; then
+      grep -qF "${when#log:}" "$log" 2>/dev/null && break
+    else
+      compgen -G "$when" >/dev/null && break
+    fi
+    sleep 0.02
   done
   kill -TERM "$pid"
   wait "$pid"

@@ -47,9 +47,11 @@ int nvidia_gpus() {
 
 }  // namespace
 
+int64_t machine_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 std::string describe_host() {
   const auto [model, bf16] = cpu_model_and_bf16();
-  std::string text = model + ", " + std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " cores";
+  std::string text = model + ", " + std::to_string(machine_cores()) + " cores";
   if (!bf16.empty()) text += ", " + bf16;
   if (const int gpus = nvidia_gpus()) text += ", " + std::to_string(gpus) + " NVIDIA GPU" + (gpus > 1 ? "s" : "");
   return text;

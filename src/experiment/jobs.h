@@ -36,8 +36,10 @@ enum class JobOutcome { done, failed, interrupted };
 // (false in the processes of a parallel experiment, whose parent pools). `tag` starts its log lines.
 JobOutcome run_job(const ExperimentRun& run, const Job& job, bool pool, const std::string& tag);
 
-// Torch threads each run gets: train.threads where the arms set it (0 when they differ: each run's
-// own), else the cores shared between the runs trained side by side.
+// Torch threads a run gets: train.threads when set, else the cores shared between the runs trained
+// side by side.
+int64_t run_threads(const TrainConfig& config, int64_t parallel);
+// The same for every arm of the experiment (0 when the arms differ).
 int64_t threads_per_run(const std::vector<ArmPlan>& plans, int64_t parallel);
 
 }  // namespace ffnshape::experiment

@@ -3,10 +3,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "../common/host_info.h"
 #include "../common/text_file.h"
 #include "ffnshape/eval/multiple_choice.h"
 #include "ffnshape/experiment/experiment.h"
@@ -129,15 +129,17 @@ JobOutcome run_job(const ExperimentRun& run, const Job& job, bool pool, const st
   return JobOutcome::done;
 }
 
+int64_t run_threads(const TrainConfig& config, int64_t parallel) {
+  return config.threads > 0 ? config.threads : std::max<int64_t>(1, machine_cores() / parallel);
+}
+
 int64_t threads_per_run(const std::vector<ArmPlan>& plans, int64_t parallel) {
   if (plans.empty()) return 0;
-  const auto threads = plans.front().config.train.threads;
+  const auto threads = run_threads(plans.front().config.train, parallel);
   for (const auto& p : plans) {
-    if (p.config.train.threads != threads) return 0;
+    if (run_threads(p.config.train, parallel) != threads) return 0;
   }
-  if (threads > 0) return threads;
-  const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max<int64_t>(1, cores / parallel);
+  return threads;
 }
 
 namespace {
@@ -150,14 +152,9 @@ void check_runnable(const ExperimentSpec& spec, const std::vector<ArmPlan>& plan
                         "widen its solve ranges, free another dimension, or raise budget.tolerance (see --dry-run)");
     }
   }
-  auto names_arm = [&](const std::string& name) {
-    return std::any_of(plans.begin(), plans.end(), [&](const ArmPlan& p) { return p.spec.name == name; });
-  };
-  if (!options.only.empty() && !names_arm(options.only)) {
+  if (!options.only.empty() &&
+      std::none_of(plans.begin(), plans.end(), [&](const ArmPlan& p) { return p.spec.name == options.only; })) {
     throw ConfigError("--only", "names no arm ('" + options.only + "')", "use one of the experiment's arm names");
-  }
-  if (options.job && !names_arm(options.job->arm)) {
-    throw ConfigError("--job", "names no arm ('" + options.job->arm + "')", "give ARM:SEED of one of the experiment's runs");
   }
   if (!spec.tasks.empty() && !plans.empty() && plans.front().config.data.tokenizer.empty()) {
     throw ConfigError("tasks", "need the runs' tokenizer, and the base config has no data.tokenizer",
@@ -186,7 +183,7 @@ int run_experiment(const ExperimentSpec& spec, const std::vector<ArmPlan>& plans
   const ExperimentRun run{spec, plans, options, root, schedule_profile_path(root), read_distributed_env().rank == 0};
   if (options.job) return run_single_job(run);
   int64_t parallel = options.parallel > 0 ? options.parallel : spec.parallel;
-  const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto cores = machine_cores();
   if (parallel > cores) {
     if (run.writer) log::info("parallel {} on {} cores: training {} runs side by side", parallel, cores, cores);
     parallel = cores;

@@ -53,8 +53,7 @@ std::vector<std::string> job_argv(const ExperimentRun& run, const Job& job, int6
   auto argv = run.options.job_command;
   argv.insert(argv.end(), {"--job", job.plan->spec.name + ":" + std::to_string(job.seed)});
   if (job.plan->config.train.threads == 0) {
-    const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-    argv.insert(argv.end(), {"--set", "train.threads=" + std::to_string(std::max<int64_t>(1, cores / parallel))});
+    argv.insert(argv.end(), {"--set", "train.threads=" + std::to_string(run_threads(job.plan->config.train, parallel))});
   }
   return argv;
 }
@@ -70,6 +69,13 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& log_path) {
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {  // only async-signal-safe calls until exec
+    // A stop that comes before the run installs its handlers waits (blocked) instead of killing it:
+    // install_stop_handlers() unblocks, and the run then stops after its first step with a checkpoint.
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &stops, nullptr);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(1);
     ::dup2(log_fd, STDOUT_FILENO);

@@ -51,6 +51,12 @@ void install_stop_handlers() {
   installed = true;
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  // A parallel experiment starts its runs with these blocked until now (experiment/side_by_side.cpp).
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &stops, nullptr);
 }
 
 namespace {
