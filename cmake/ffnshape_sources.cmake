@@ -13,7 +13,9 @@ set(FFNSHAPE_SOURCES
   src/nn/rms_norm.cpp
   src/nn/cpu_kernels.cpp
   src/nn/fused_ops.cpp
+  src/nn/cpu_blas.cpp
   src/nn/causal_attention_cpu.cpp
+  src/nn/causal_attention_bf16.cpp
   src/nn/rope.cpp
   src/nn/attention.cpp
   src/nn/ffn.cpp

@@ -265,8 +265,10 @@ TEST(Attention, CpuNodeRange) {
   at::set_num_threads(2);
   const auto fp32 = torch::randn({2, 2, 16, 8});
   EXPECT_TRUE(uses_cpu_attention_node(fp32, fp32, fp32));
-  const auto bf16 = fp32.to(torch::kBFloat16);
-  EXPECT_FALSE(uses_cpu_attention_node(bf16, bf16, bf16));
+  const auto bf16 = fp32.to(torch::kBFloat16);  // the bf16 node (test_bf16_nodes.cpp)
+  EXPECT_TRUE(uses_cpu_attention_node(bf16, bf16, bf16));
+  const auto fp16 = fp32.to(torch::kHalf);
+  EXPECT_FALSE(uses_cpu_attention_node(fp16, fp16, fp16));
   const auto long_seq = torch::randn({2, 2, 513, 8});
   EXPECT_FALSE(uses_cpu_attention_node(long_seq, long_seq, long_seq));
   const auto one_head = torch::randn({1, 1, 16, 8});  // fewer heads than threads

@@ -2,11 +2,11 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
-#include <dlfcn.h>
 
 #include <cmath>
 #include <vector>
 
+#include "cpu_blas.h"
 #include "cpu_kernels.h"
 #include "ffnshape/compat.h"
 #include "fused_ops.h"
@@ -17,47 +17,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// Beyond this the saved probabilities (batch x heads x seq^2 floats per layer) outweigh the speed.
-constexpr int64_t kMaxSeq = 512;
-// Rows and columns of the score blocks: the products skip the blocks above the diagonal.
-constexpr int64_t kBlock = 64;
-
-// The Fortran BLAS entry point that LibTorch's CPU library exports (MKL in the PyPI wheel), found at
-// run time so that a LibTorch without one still builds and runs (on SDPA). Sizes are passed as
-// pointers to int64_t holding small values: a 32-bit-integer BLAS reads their low half on these
-// little-endian machines, a 64-bit-integer one the whole.
-using SgemmFn = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, const float*,
-                         const float*, const int64_t*, const float*, const int64_t*, const float*, float*,
-                         const int64_t*);
-
-// Row-major C (m x n, leading dimension ldc) = op(A) op(B) + beta C, where op(A) is m x k (A stored
-// transposed when a_t) and op(B) is k x n. Column-major BLAS computes C^T = op(B)^T op(A)^T.
-struct Gemm {
-  SgemmFn sgemm = nullptr;
-  void operator()(bool a_t, bool b_t, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                  int64_t ldb, float beta, float* c, int64_t ldc) const {
-    const char op_b = b_t ? 'T' : 'N', op_a = a_t ? 'T' : 'N';
-    const float one = 1.0f;
-    sgemm(&op_b, &op_a, &n, &m, &k, &one, b, &ldb, a, &lda, &beta, c, &ldc);
-  }
-};
-
-// The BLAS, once it has computed a known 2 x 3 product correctly; an empty Gemm otherwise.
-Gemm blas() {
-  static const Gemm found = [] {
-    Gemm g{reinterpret_cast<SgemmFn>(dlsym(RTLD_DEFAULT, "sgemm_"))};
-    if (g.sgemm == nullptr) return Gemm{};
-    const float a[4] = {1, 2, 3, 4}, b[6] = {1, 0, 2, 0, 1, 3};  // [[1,2],[3,4]] x [[1,0,2],[0,1,3]]
-    float c[6] = {};
-    g(false, false, 2, 3, 2, a, 2, b, 3, 0.0f, c, 3);
-    const float expected[6] = {1, 2, 8, 3, 4, 18};
-    for (int i = 0; i < 6; ++i) {
-      if (c[i] != expected[i]) return Gemm{};
-    }
-    return g;
-  }();
-  return found;
-}
+constexpr int64_t kBlock = kAttentionBlock;
 
 // One head's rows: base pointer and the distance between consecutive sequence positions.
 struct HeadRows {
@@ -70,7 +30,7 @@ HeadRows head(const torch::Tensor& t, int64_t b, int64_t h) {
 }
 
 // Forward for one head: p (seq x seq, row-major) = causal softmax(scale q k^T), o = p v, by block rows.
-void forward_head(const Gemm& gemm, HeadRows q, HeadRows k, HeadRows v, HeadRows o, float* p, int64_t seq,
+void forward_head(const Gemm<float>& gemm, HeadRows q, HeadRows k, HeadRows v, HeadRows o, float* p, int64_t seq,
                   int64_t dim, float scale) {
   for (int64_t i0 = 0; i0 < seq; i0 += kBlock) {
     const int64_t rows = std::min(kBlock, seq - i0), seen = i0 + rows;
@@ -83,7 +43,7 @@ void forward_head(const Gemm& gemm, HeadRows q, HeadRows k, HeadRows v, HeadRows
 
 // Backward for one head, given its saved p and the output gradient do. dq is written; dk and dv are
 // written (beta 0) or added to (beta 1, the later query heads of a key-value group). ds is scratch.
-void backward_head(const Gemm& gemm, HeadRows q, HeadRows k, HeadRows v, HeadRows d_o, const float* p, float* ds,
+void backward_head(const Gemm<float>& gemm, HeadRows q, HeadRows k, HeadRows v, HeadRows d_o, const float* p, float* ds,
                    HeadRows dq, HeadRows dk, HeadRows dv, int64_t seq, int64_t dim, float scale, float beta) {
   for (int64_t i0 = 0; i0 < seq; i0 += kBlock) {  // block rows: ds, then dq = ds k
     const int64_t rows = std::min(kBlock, seq - i0), seen = i0 + rows;
@@ -113,7 +73,7 @@ struct CausalAttentionFunction : public torch::autograd::Function<CausalAttentio
     // (batch, seq, heads, dim) memory: the output projection reads it without a copy.
     auto out = torch::empty({batch, seq, heads, dim}, q.options()).transpose(1, 2);
     auto probs = torch::empty({batch, heads, seq, seq}, q.options());
-    const Gemm gemm = blas();
+    const Gemm<float> gemm = blas_fp32();
     at::parallel_for(0, batch * heads, 1, [&](int64_t begin, int64_t end) {
       for (int64_t task = begin; task < end; ++task) {
         const int64_t b = task / heads, h = task % heads;
@@ -135,7 +95,7 @@ struct CausalAttentionFunction : public torch::autograd::Function<CausalAttentio
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
     // Gradients in their inputs' memory layouts, so that the views' backward needs no copy.
     auto dq = torch::empty_like(q), dk = torch::empty_like(k), dv = torch::empty_like(v);
-    const Gemm gemm = blas();
+    const Gemm<float> gemm = blas_fp32();
     // One task per key-value head: its query heads add into the same dk and dv in turn.
     at::parallel_for(0, batch * kv_heads, 1, [&](int64_t begin, int64_t end) {
       std::vector<float> ds(static_cast<size_t>(seq * seq));
@@ -155,21 +115,26 @@ struct CausalAttentionFunction : public torch::autograd::Function<CausalAttentio
 }  // namespace
 
 bool uses_cpu_attention_node(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-  const auto fp32_cpu = [](const torch::Tensor& t) {
-    return t.device().is_cpu() && t.scalar_type() == torch::kFloat && t.dim() == 4;
+  const auto dtype = q.scalar_type();
+  const bool has_blas = dtype == torch::kFloat ? static_cast<bool>(blas_fp32())
+                        : dtype == torch::kBFloat16 ? static_cast<bool>(blas_bf16())
+                                                    : false;
+  const auto node_input = [&](const torch::Tensor& t) {
+    return t.device().is_cpu() && t.scalar_type() == dtype && t.dim() == 4;
   };
-  if (!fp32_cpu(q) || !fp32_cpu(k) || !fp32_cpu(v)) return false;
+  if (!has_blas || !node_input(q) || !node_input(k) || !node_input(v)) return false;
   const int64_t seq = q.size(2);
   const bool shapes_agree = k.sizes() == v.sizes() && k.size(0) == q.size(0) && k.size(2) == seq &&
                             k.size(3) == q.size(3) && k.size(1) > 0 && q.size(1) % k.size(1) == 0;
   // Each thread takes whole heads: with fewer heads than threads the flash kernel, which also splits
   // the sequence, keeps the cores busier.
   const bool fills_threads = q.size(0) * k.size(1) >= at::get_num_threads();
-  return shapes_agree && seq > 0 && seq <= kMaxSeq && q.size(3) > 0 && fills_threads && blas().sgemm != nullptr;
+  return shapes_agree && seq > 0 && seq <= kAttentionMaxSeq && q.size(3) > 0 && fills_threads;
 }
 
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
   if (!uses_cpu_attention_node(q, k, v)) return compat::causal_attention(q, k, v);
+  if (q.scalar_type() == torch::kBFloat16) return causal_attention_bf16(q, k, v);
   return CausalAttentionFunction::apply(q, k, v);
 }
 

@@ -1,4 +1,4 @@
-// Internal to src/nn: causal self-attention for fp32 training on the CPU as one autograd node.
+// Internal to src/nn: causal self-attention for fp32 and bf16 training on the CPU as one autograd node.
 //
 // LibTorch's CPU flash-attention kernel runs its matrix products in small tiles, recomputes the
 // probabilities in backward and reaches about a third of the GEMM rate on training shapes (batch x
@@ -8,6 +8,11 @@
 // the softmax and its backward in one pass per row (cpu_kernels.h). Outside its range (other
 // devices or dtypes, longer sequences, too few heads to fill the threads, no BLAS found) callers
 // get at::scaled_dot_product_attention, which stays the reference in the tests.
+//
+// In bf16 (autocast) the products take bf16 operands with fp32 accumulation (MKL's bf16 GEMM, which
+// runs on AVX512_BF16 / AMX where the CPU has them), the softmax and its backward run in fp32, and
+// the probabilities are kept in bf16: the precision of LibTorch's flash kernel, whose bf16 backward
+// is several times slower than its forward on these shapes.
 #pragma once
 
 #include <torch/torch.h>
@@ -20,5 +25,14 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k, c
 
 // Whether causal_attention takes the CPU node for these inputs (tests and benchmarks ask).
 bool uses_cpu_attention_node(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
+// Shared by the two nodes: beyond kAttentionMaxSeq the saved probabilities (batch x heads x seq^2 per
+// layer) outweigh the speed; score blocks are kAttentionBlock rows and columns, and the products
+// skip the blocks above the diagonal.
+constexpr int64_t kAttentionMaxSeq = 512;
+constexpr int64_t kAttentionBlock = 64;
+
+// The bf16 node (causal_attention_bf16.cpp), for inputs that uses_cpu_attention_node accepts.
+torch::Tensor causal_attention_bf16(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
 
 }  // namespace ffnshape::nn

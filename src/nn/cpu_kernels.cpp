@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 // Each loop is written so that GCC vectorises it (no branches, fixed-width accumulators; the file is
 // compiled with -fno-trapping-math, without which GCC keeps the clamps' compares as branches outside
@@ -47,19 +50,57 @@ inline float exp_inline(float x) {
 // sigmoid(x) = 1 / (1 + exp(-x)); exp_inline's clamps keep it in [~6e-39, 1], and NaN stays NaN.
 inline float sigmoid_inline(float x) { return 1.0f / (1.0f + exp_inline(-x)); }
 
+// Flushes subnormal results and inputs to zero while a kernel runs, restoring the caller's mode after.
+// The kernels never need subnormals, but with -fno-trapping-math GCC evaluates both sides of a clamp
+// in every vector lane and blends, and a discarded lane's product (say g times the sigmoid at the
+// clamp, 1e-38) can land in the subnormal range, where each vector instruction takes a microcode
+// assist: SwiGLU ran 6x slower for it, on ordinary inputs.
+class FlushSubnormals {
+ public:
+#if defined(__x86_64__)
+  FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }  // FTZ and DAZ
+  ~FlushSubnormals() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
+// bf16 is the upper half of an fp32: widening is a shift; narrowing rounds to nearest even by adding
+// 0x7FFF plus the kept half's lowest bit before the shift, except for NaN, which becomes the quiet NaN
+// (rounding could carry its mantissa into infinity).
+inline float from_bf16(uint16_t x) {
+  const uint32_t bits = static_cast<uint32_t>(x) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline uint16_t to_bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const uint32_t rounded = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>((bits & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FC0u : rounded);
+}
+
+// An element as fp32, for the row loops that take fp32 and bf16 rows alike.
+inline float value(float x) { return x; }
+inline float value(uint16_t x) { return from_bf16(x); }
+
 constexpr int kLanes = 16;  // one AVX-512 register of floats; two AVX2 ones
 
 // Reductions keep kLanes partial results: GCC vectorises them without reassociating float sums.
-inline float max_of(const float* __restrict x, int64_t n) {
+template <typename T>
+inline float max_of(const T* __restrict x, int64_t n) {
   const int64_t body = n - n % kLanes;
   float lane_max[kLanes];
   for (int l = 0; l < kLanes; ++l) lane_max[l] = -INFINITY;
   for (int64_t j = 0; j < body; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) lane_max[l] = lane_max[l] > x[j + l] ? lane_max[l] : x[j + l];
+    for (int l = 0; l < kLanes; ++l) lane_max[l] = lane_max[l] > value(x[j + l]) ? lane_max[l] : value(x[j + l]);
   }
   float m = -INFINITY;
   for (int l = 0; l < kLanes; ++l) m = m > lane_max[l] ? m : lane_max[l];
-  for (int64_t j = body; j < n; ++j) m = m > x[j] ? m : x[j];
+  for (int64_t j = body; j < n; ++j) m = m > value(x[j]) ? m : value(x[j]);
   return m;
 }
 
@@ -94,13 +135,12 @@ inline float exp_in_place(float* __restrict x, int64_t n, float scale, float shi
   return sum;
 }
 
-}  // namespace
-
-FFNSHAPE_CPU_CLONES
-void logsumexp_rows(const float* __restrict x, int64_t cols, int64_t begin, int64_t end, float* __restrict lse) {
+// logsumexp_rows for fp32 or bf16 rows.
+template <typename T>
+inline void logsumexp_rows_of(const T* __restrict x, int64_t cols, int64_t begin, int64_t end, float* __restrict lse) {
   const int64_t body = cols - cols % kLanes;
   for (int64_t r = begin; r < end; ++r) {
-    const float* row = x + r * cols;
+    const T* row = x + r * cols;
     const float m = max_of(row, cols);
     if (std::isinf(m)) {  // all -inf gives -inf, any +inf gives +inf; a NaN reaches lse through the sum
       lse[r] = m;
@@ -108,18 +148,34 @@ void logsumexp_rows(const float* __restrict x, int64_t cols, int64_t begin, int6
     }
     float lane_sum[kLanes] = {};
     for (int64_t j = 0; j < body; j += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lane_sum[l] += exp_inline(row[j + l] - m);
+      for (int l = 0; l < kLanes; ++l) lane_sum[l] += exp_inline(value(row[j + l]) - m);
     }
     float sum = 0.0f;
     for (int l = 0; l < kLanes; ++l) sum += lane_sum[l];
-    for (int64_t j = body; j < cols; ++j) sum += exp_inline(row[j] - m);
+    for (int64_t j = body; j < cols; ++j) sum += exp_inline(value(row[j]) - m);
     lse[r] = m + std::log(sum);
   }
+}
+
+}  // namespace
+
+FFNSHAPE_CPU_CLONES
+void logsumexp_rows(const float* __restrict x, int64_t cols, int64_t begin, int64_t end, float* __restrict lse) {
+  const FlushSubnormals flush;
+  logsumexp_rows_of(x, cols, begin, end, lse);
+}
+
+FFNSHAPE_CPU_CLONES
+void logsumexp_rows_bf16(const uint16_t* __restrict x, int64_t cols, int64_t begin, int64_t end,
+                         float* __restrict lse) {
+  const FlushSubnormals flush;
+  logsumexp_rows_of(x, cols, begin, end, lse);
 }
 
 FFNSHAPE_CPU_CLONES
 void scaled_softmax_rows(const float* __restrict x, const float* __restrict lse, const float* __restrict scale,
                          int64_t cols, int64_t begin, int64_t end, float* __restrict out) {
+  const FlushSubnormals flush;
   for (int64_t r = begin; r < end; ++r) {
     const float* row = x + r * cols;
     float* out_row = out + r * cols;
@@ -129,8 +185,24 @@ void scaled_softmax_rows(const float* __restrict x, const float* __restrict lse,
 }
 
 FFNSHAPE_CPU_CLONES
+void loss_gradient_rows_bf16(const uint16_t* __restrict x, const float* __restrict lse, const float* __restrict scale,
+                             const int64_t* __restrict target, const float* __restrict target_shift, int64_t cols,
+                             int64_t begin, int64_t end, uint16_t* __restrict out) {
+  const FlushSubnormals flush;
+  for (int64_t r = begin; r < end; ++r) {
+    const uint16_t* row = x + r * cols;
+    uint16_t* out_row = out + r * cols;
+    const float shift = lse[r], s = scale[r];
+    for (int64_t j = 0; j < cols; ++j) out_row[j] = to_bf16(s * exp_inline(from_bf16(row[j]) - shift));
+    const int64_t t = target[r];
+    if (t >= 0 && t < cols) out_row[t] = to_bf16(s * exp_inline(from_bf16(row[t]) - shift) - target_shift[r]);
+  }
+}
+
+FFNSHAPE_CPU_CLONES
 void causal_softmax_rows(float* __restrict scores, int64_t ld, int64_t rows, int64_t first_row, int64_t cols,
                          float scale) {
+  const FlushSubnormals flush;
   for (int64_t r = 0; r < rows; ++r) {
     float* row = scores + r * ld;
     const int64_t seen = std::min(first_row + r + 1, cols);  // keys this query attends to
@@ -144,6 +216,7 @@ void causal_softmax_rows(float* __restrict scores, int64_t ld, int64_t rows, int
 FFNSHAPE_CPU_CLONES
 void causal_softmax_backward_rows(const float* __restrict p, float* __restrict dp, int64_t ld, int64_t rows,
                                   int64_t first_row, int64_t cols, float scale) {
+  const FlushSubnormals flush;
   for (int64_t r = 0; r < rows; ++r) {
     const float* p_row = p + r * ld;
     float* d_row = dp + r * ld;
@@ -157,6 +230,7 @@ void causal_softmax_backward_rows(const float* __restrict p, float* __restrict d
 FFNSHAPE_CPU_CLONES
 void rms_norm_rows(const float* __restrict x, const float* __restrict w, int64_t cols, int64_t begin, int64_t end,
                    float eps, float* __restrict rstd, float* __restrict y) {
+  const FlushSubnormals flush;
   for (int64_t r = begin; r < end; ++r) {
     const float* row = x + r * cols;
     const float inverse = 1.0f / std::sqrt(dot_of(row, row, cols) / static_cast<float>(cols) + eps);
@@ -170,6 +244,7 @@ FFNSHAPE_CPU_CLONES
 void rms_norm_backward_rows(const float* __restrict x, const float* __restrict w, const float* __restrict rstd,
                             const float* __restrict g, int64_t cols, int64_t begin, int64_t end, float* __restrict dx,
                             float* __restrict dw_sum) {
+  const FlushSubnormals flush;
   const int64_t body = cols - cols % kLanes;
   for (int64_t r = begin; r < end; ++r) {
     const float *row = x + r * cols, *grad = g + r * cols;
@@ -194,12 +269,14 @@ void rms_norm_backward_rows(const float* __restrict x, const float* __restrict w
 
 FFNSHAPE_CPU_CLONES
 void swiglu(const float* __restrict g, const float* __restrict u, int64_t n, float* __restrict h) {
+  const FlushSubnormals flush;
   for (int64_t i = 0; i < n; ++i) h[i] = g[i] * sigmoid_inline(g[i]) * u[i];
 }
 
 FFNSHAPE_CPU_CLONES
 void swiglu_backward(const float* __restrict g, const float* __restrict u, const float* __restrict dh, int64_t n,
                      float* __restrict dg, float* __restrict du) {
+  const FlushSubnormals flush;
   for (int64_t i = 0; i < n; ++i) {
     const float s = sigmoid_inline(g[i]);
     const float silu = g[i] * s;
@@ -211,6 +288,7 @@ void swiglu_backward(const float* __restrict g, const float* __restrict u, const
 FFNSHAPE_CPU_CLONES
 void rotate_half_rows(const float* __restrict x, int64_t ld_x, const float* __restrict cos, const float* __restrict sin,
                       int64_t rows, int64_t half, float sign, float* __restrict y, int64_t ld_y) {
+  const FlushSubnormals flush;
   for (int64_t r = 0; r < rows; ++r) {
     const float* x1 = x + r * ld_x;
     const float* x2 = x1 + half;
@@ -222,6 +300,60 @@ void rotate_half_rows(const float* __restrict x, int64_t ld_x, const float* __re
       const float signed_sin = sign * s[j];
       y1[j] = x1[j] * c[j] - x2[j] * signed_sin;
       y2[j] = x2[j] * c[j] + x1[j] * signed_sin;
+    }
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void bf16_to_float(const uint16_t* __restrict x, int64_t n, float* __restrict y) {
+  const FlushSubnormals flush;
+  for (int64_t i = 0; i < n; ++i) y[i] = from_bf16(x[i]);
+}
+
+FFNSHAPE_CPU_CLONES
+void float_to_bf16(const float* __restrict x, int64_t n, uint16_t* __restrict y) {
+  const FlushSubnormals flush;
+  for (int64_t i = 0; i < n; ++i) y[i] = to_bf16(x[i]);
+}
+
+FFNSHAPE_CPU_CLONES
+void swiglu_bf16(const uint16_t* __restrict g, const uint16_t* __restrict u, int64_t n, uint16_t* __restrict h) {
+  const FlushSubnormals flush;
+  for (int64_t i = 0; i < n; ++i) {
+    const float gate = from_bf16(g[i]);
+    h[i] = to_bf16(gate * sigmoid_inline(gate) * from_bf16(u[i]));
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void swiglu_backward_bf16(const uint16_t* __restrict g, const uint16_t* __restrict u, const uint16_t* __restrict dh,
+                          int64_t n, uint16_t* __restrict dg, uint16_t* __restrict du) {
+  const FlushSubnormals flush;
+  for (int64_t i = 0; i < n; ++i) {
+    const float gate = from_bf16(g[i]), grad = from_bf16(dh[i]);
+    const float s = sigmoid_inline(gate);
+    const float silu = gate * s;
+    du[i] = to_bf16(grad * silu);
+    dg[i] = to_bf16(grad * from_bf16(u[i]) * (s + silu * (1.0f - s)));
+  }
+}
+
+FFNSHAPE_CPU_CLONES
+void rotate_half_rows_bf16(const uint16_t* __restrict x, int64_t ld_x, const float* __restrict cos,
+                           const float* __restrict sin, int64_t rows, int64_t half, float sign, uint16_t* __restrict y,
+                           int64_t ld_y) {
+  const FlushSubnormals flush;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* x1 = x + r * ld_x;
+    const uint16_t* x2 = x1 + half;
+    const float* c = cos + r * half;
+    const float* s = sin + r * half;
+    uint16_t* y1 = y + r * ld_y;
+    uint16_t* y2 = y1 + half;
+    for (int64_t j = 0; j < half; ++j) {
+      const float signed_sin = sign * s[j], a = from_bf16(x1[j]), b = from_bf16(x2[j]);
+      y1[j] = to_bf16(a * c[j] - b * signed_sin);
+      y2[j] = to_bf16(b * c[j] + a * signed_sin);
     }
   }
 }

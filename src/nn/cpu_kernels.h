@@ -48,4 +48,27 @@ void swiglu_backward(const float* g, const float* u, const float* dh, int64_t n,
 void rotate_half_rows(const float* x, int64_t ld_x, const float* cos, const float* sin, int64_t rows, int64_t half,
                       float sign, float* y, int64_t ld_y);
 
+// bf16 variants for training under autocast. A bf16 value is passed as its 16 bits (the upper half
+// of the fp32 with the same sign, exponent and leading mantissa); the kernels compute in fp32 and
+// round once per output, to nearest even (NaN stays NaN).
+void bf16_to_float(const uint16_t* x, int64_t n, float* y);
+void float_to_bf16(const float* x, int64_t n, uint16_t* y);
+
+// logsumexp_rows of bf16 rows.
+void logsumexp_rows_bf16(const uint16_t* x, int64_t cols, int64_t begin, int64_t end, float* lse);
+
+// The loss's gradient for bf16 logits, rounded once: out[r, j] = scale[r] * exp(x[r, j] - lse[r]),
+// minus target_shift[r] at j = target[r] (no column when target[r] is outside [0, cols)).
+void loss_gradient_rows_bf16(const uint16_t* x, const float* lse, const float* scale, const int64_t* target,
+                             const float* target_shift, int64_t cols, int64_t begin, int64_t end, uint16_t* out);
+
+// swiglu and swiglu_backward on bf16 tensors.
+void swiglu_bf16(const uint16_t* g, const uint16_t* u, int64_t n, uint16_t* h);
+void swiglu_backward_bf16(const uint16_t* g, const uint16_t* u, const uint16_t* dh, int64_t n, uint16_t* dg,
+                          uint16_t* du);
+
+// rotate_half_rows on bf16 rows (cos and sin stay fp32).
+void rotate_half_rows_bf16(const uint16_t* x, int64_t ld_x, const float* cos, const float* sin, int64_t rows,
+                           int64_t half, float sign, uint16_t* y, int64_t ld_y);
+
 }  // namespace ffnshape::nn::kernels

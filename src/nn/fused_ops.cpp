@@ -12,9 +12,11 @@ using torch::autograd::tensor_list;
 
 constexpr int64_t kGrainElements = 32768;  // below this, one thread does the work
 
-// The loss as ATen's composite operators compute it: the path off the CPU and for dtypes other than fp32.
-LossTerms composite_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t ignore_index,
+// The loss as ATen's composite operators compute it, in fp32: the path off the CPU and for dtypes
+// the fused node does not take.
+LossTerms composite_loss(const torch::Tensor& logits_in, const torch::Tensor& targets, int64_t ignore_index,
                          double z_weight) {
+  const auto logits = logits_in.to(torch::kFloat);
   LossTerms out;
   out.cross_entropy = torch::nn::functional::cross_entropy(
       logits, targets, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(ignore_index));
@@ -30,26 +32,34 @@ LossTerms composite_loss(const torch::Tensor& logits, const torch::Tensor& targe
 // Forward: one pass over each row for its logsumexp (no log-probability matrix is written).
 // Backward: one pass that writes the gradient, softmax(row) * w * (g_ce + 2 z g_z lse), then
 // subtracts w * g_ce at each target; w is a row's weight in the means, 1 / counted or 0 if ignored.
+// fp32 or bf16 logits (autocast's head output); the sums and the losses are fp32 either way, and a
+// bf16 gradient is computed in fp32 and rounded once.
 struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunction> {
   static tensor_list forward(AutogradContext* ctx, const torch::Tensor& logits_in, const torch::Tensor& targets_in,
                              int64_t ignore_index, double z_weight) {
     const auto logits = logits_in.contiguous();
     const auto targets = targets_in.to(torch::kLong).contiguous();
+    const auto fp32 = logits.options().dtype(torch::kFloat);
     const int64_t rows = logits.size(0), cols = logits.size(1);
-    auto lse = torch::empty({rows}, logits.options());
-    const float* x = logits.data_ptr<float>();
+    const bool bf16 = logits.scalar_type() == torch::kBFloat16;
+    auto lse = torch::empty({rows}, fp32);
     float* row_lse = lse.data_ptr<float>();
-    at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / cols),
-                     [&](int64_t begin, int64_t end) { kernels::logsumexp_rows(x, cols, begin, end, row_lse); });
+    at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / cols), [&](int64_t begin, int64_t end) {
+      if (bf16) kernels::logsumexp_rows_bf16(bf16_bits(logits), cols, begin, end, row_lse);
+      else kernels::logsumexp_rows(logits.data_ptr<float>(), cols, begin, end, row_lse);
+    });
+    const auto logit = [&](int64_t index) {
+      return bf16 ? static_cast<float>(logits.data_ptr<at::BFloat16>()[index]) : logits.data_ptr<float>()[index];
+    };
     const int64_t* t = targets.data_ptr<int64_t>();
-    auto weight = torch::zeros({rows}, logits.options());
+    auto weight = torch::zeros({rows}, fp32);
     float* w = weight.data_ptr<float>();
     double ce_sum = 0, z_sum = 0;
     int64_t counted = 0;
     for (int64_t r = 0; r < rows; ++r) {
       if (t[r] == ignore_index) continue;
       TORCH_CHECK(t[r] >= 0 && t[r] < cols, "target ", t[r], " is outside the vocabulary [0, ", cols, ")");
-      ce_sum += static_cast<double>(row_lse[r]) - x[r * cols + t[r]];
+      ce_sum += static_cast<double>(row_lse[r]) - logit(r * cols + t[r]);
       z_sum += static_cast<double>(row_lse[r]) * row_lse[r];
       w[r] = 1.0f;
       ++counted;
@@ -58,8 +68,7 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
     ctx->save_for_backward({logits, lse, targets, weight});
     ctx->saved_data["z_weight"] = z_weight;
     const double n = static_cast<double>(counted);  // 0 counted rows give NaN, as the composite mean does
-    return {torch::scalar_tensor(ce_sum / n, logits.options()),
-            torch::scalar_tensor(z_weight > 0 ? z_weight * z_sum / n : 0.0, logits.options())};
+    return {torch::scalar_tensor(ce_sum / n, fp32), torch::scalar_tensor(z_weight > 0 ? z_weight * z_sum / n : 0.0, fp32)};
   }
 
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
@@ -71,36 +80,57 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
     const int64_t* t = targets.data_ptr<int64_t>();
     const float* row_lse = lse.data_ptr<float>();
     const float* w = weight.data_ptr<float>();
-    auto scale = torch::zeros({rows}, logits.options());
-    float* s = scale.data_ptr<float>();
+    auto scale = torch::zeros({rows}, lse.options()), target_shift = torch::zeros({rows}, lse.options());
+    float *s = scale.data_ptr<float>(), *shift = target_shift.data_ptr<float>();
     for (int64_t r = 0; r < rows; ++r) {
-      if (w[r] > 0) s[r] = static_cast<float>(w[r] * (g_ce + 2.0 * z_weight * g_z * row_lse[r]));
+      if (w[r] == 0) continue;
+      s[r] = static_cast<float>(w[r] * (g_ce + 2.0 * z_weight * g_z * row_lse[r]));
+      shift[r] = static_cast<float>(w[r] * g_ce);
     }
     auto grad = torch::empty_like(logits);
-    const float* x = logits.data_ptr<float>();
+    const int64_t grain = std::max<int64_t>(1, kGrainElements / cols);
+    if (logits.scalar_type() == torch::kBFloat16) {
+      at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+        kernels::loss_gradient_rows_bf16(bf16_bits(logits), row_lse, s, t, shift, cols, begin, end, bf16_bits(grad));
+      });
+      return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    }
     float* out = grad.data_ptr<float>();
-    at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / cols), [&](int64_t begin, int64_t end) {
-      kernels::scaled_softmax_rows(x, row_lse, s, cols, begin, end, out);
+    at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+      kernels::scaled_softmax_rows(logits.data_ptr<float>(), row_lse, s, cols, begin, end, out);
     });
     for (int64_t r = 0; r < rows; ++r) {
-      if (w[r] > 0) out[r * cols + t[r]] -= static_cast<float>(w[r] * g_ce);
+      if (w[r] > 0) out[r * cols + t[r]] -= shift[r];
     }
     return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
-// The rotation over every (batch, head) of a 4-D tensor whose rows (last dimension) are contiguous.
+// Whether the fused nodes take tensors of this dtype: fp32, and bf16 (autocast's dtype on the CPU),
+// which the kernels compute in fp32 and round once.
+bool fused_dtype(const torch::Tensor& t) {
+  return t.scalar_type() == torch::kFloat || t.scalar_type() == torch::kBFloat16;
+}
+
+// The rotation over every (batch, head) of a 4-D fp32 or bf16 tensor whose rows (last dimension) are
+// contiguous; y has x's dtype.
 void rotate_heads(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin, float sign,
                   torch::Tensor& y) {
   const int64_t heads = x.size(1), seq = x.size(2), half = x.size(3) / 2;
-  const float *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>(), *in = x.data_ptr<float>();
-  float* out = y.data_ptr<float>();
+  const float *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>();
+  const bool bf16 = x.scalar_type() == torch::kBFloat16;
   at::parallel_for(0, x.size(0) * heads, std::max<int64_t>(1, kGrainElements / (seq * 2 * half)),
                    [&](int64_t begin, int64_t end) {
                      for (int64_t task = begin; task < end; ++task) {
                        const int64_t b = task / heads, h = task % heads;
-                       kernels::rotate_half_rows(in + b * x.stride(0) + h * x.stride(1), x.stride(2), c, s, seq,
-                                                 half, sign, out + b * y.stride(0) + h * y.stride(1), y.stride(2));
+                       const int64_t from = b * x.stride(0) + h * x.stride(1), to = b * y.stride(0) + h * y.stride(1);
+                       if (bf16) {
+                         kernels::rotate_half_rows_bf16(bf16_bits(x) + from, x.stride(2), c, s, seq, half, sign,
+                                                        bf16_bits(y) + to, y.stride(2));
+                       } else {
+                         kernels::rotate_half_rows(x.data_ptr<float>() + from, x.stride(2), c, s, seq, half, sign,
+                                                   y.data_ptr<float>() + to, y.stride(2));
+                       }
                      }
                    });
 }
@@ -115,12 +145,14 @@ struct RotaryFunction : public torch::autograd::Function<RotaryFunction> {
     rotate_heads(x, cos, sin, 1.0f, y);
     ctx->save_for_backward({cos, sin});
     ctx->saved_data["strides"] = y.strides().vec();
+    ctx->saved_data["dtype"] = static_cast<int64_t>(x.scalar_type());
     return y;
   }
 
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto grad = rows_contiguous(grads[0]);
+    const auto dtype = static_cast<torch::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const auto grad = rows_contiguous(grads[0].to(dtype));
     auto dx = torch::empty_strided(grad.sizes(), ctx->saved_data["strides"].toIntVector(), grad.options());
     rotate_heads(grad, saved[0], saved[1], -1.0f, dx);
     return {dx, torch::Tensor(), torch::Tensor()};
@@ -172,15 +204,19 @@ struct FusedRMSNormFunction : public torch::autograd::Function<FusedRMSNormFunct
 };
 
 // Forward: h = silu(g) * u in one pass, keeping g and u (the composite keeps g, silu(g) and u).
-// Backward: both gradients in one pass, recomputing sigmoid(g).
+// Backward: both gradients in one pass, recomputing sigmoid(g). fp32 or bf16 (gate and up alike).
 struct SwiGLUFunction : public torch::autograd::Function<SwiGLUFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& gate_in, const torch::Tensor& up_in) {
     const auto gate = gate_in.contiguous(), up = up_in.contiguous();
     auto h = torch::empty_like(gate);
-    const float *g = gate.data_ptr<float>(), *u = up.data_ptr<float>();
-    float* out = h.data_ptr<float>();
+    const bool bf16 = gate.scalar_type() == torch::kBFloat16;
     at::parallel_for(0, gate.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
-      kernels::swiglu(g + begin, u + begin, end - begin, out + begin);
+      if (bf16) {
+        kernels::swiglu_bf16(bf16_bits(gate) + begin, bf16_bits(up) + begin, end - begin, bf16_bits(h) + begin);
+      } else {
+        kernels::swiglu(gate.data_ptr<float>() + begin, up.data_ptr<float>() + begin, end - begin,
+                        h.data_ptr<float>() + begin);
+      }
     });
     ctx->save_for_backward({gate, up});
     return h;
@@ -189,12 +225,19 @@ struct SwiGLUFunction : public torch::autograd::Function<SwiGLUFunction> {
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto &gate = saved[0], &up = saved[1];
-    const auto grad = grads[0].contiguous();
+    const auto grad = grads[0].to(gate.scalar_type()).contiguous();
     auto d_gate = torch::empty_like(gate), d_up = torch::empty_like(up);
-    const float *g = gate.data_ptr<float>(), *u = up.data_ptr<float>(), *dh = grad.data_ptr<float>();
-    float *dg = d_gate.data_ptr<float>(), *du = d_up.data_ptr<float>();
+    const bool bf16 = gate.scalar_type() == torch::kBFloat16;
     at::parallel_for(0, gate.numel(), kGrainElements, [&](int64_t begin, int64_t end) {
-      kernels::swiglu_backward(g + begin, u + begin, dh + begin, end - begin, dg + begin, du + begin);
+      const int64_t n = end - begin;
+      if (bf16) {
+        kernels::swiglu_backward_bf16(bf16_bits(gate) + begin, bf16_bits(up) + begin, bf16_bits(grad) + begin, n,
+                                      bf16_bits(d_gate) + begin, bf16_bits(d_up) + begin);
+      } else {
+        kernels::swiglu_backward(gate.data_ptr<float>() + begin, up.data_ptr<float>() + begin,
+                                 grad.data_ptr<float>() + begin, n, d_gate.data_ptr<float>() + begin,
+                                 d_up.data_ptr<float>() + begin);
+      }
     });
     return {d_gate, d_up};
   }
@@ -204,8 +247,10 @@ struct SwiGLUFunction : public torch::autograd::Function<SwiGLUFunction> {
 
 torch::Tensor rows_contiguous(const torch::Tensor& t) { return t.stride(-1) == 1 ? t : t.contiguous(); }
 
+uint16_t* bf16_bits(const torch::Tensor& t) { return reinterpret_cast<uint16_t*>(t.data_ptr<at::BFloat16>()); }
+
 torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  const bool fused = x.device().is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(-1) % 2 == 0 &&
+  const bool fused = x.device().is_cpu() && fused_dtype(x) && x.dim() == 4 && x.size(-1) % 2 == 0 &&
                      cos.scalar_type() == torch::kFloat && cos.is_contiguous() && sin.is_contiguous();
   if (fused) return RotaryFunction::apply(x, cos, sin);
   const auto halves = x.chunk(2, -1);
@@ -223,15 +268,15 @@ torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, 
 }
 
 torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up) {
-  const bool fused = gate.device().is_cpu() && gate.scalar_type() == torch::kFloat &&
-                     up.scalar_type() == torch::kFloat && gate.sizes() == up.sizes();
+  const bool fused = gate.device().is_cpu() && fused_dtype(gate) && up.scalar_type() == gate.scalar_type() &&
+                     gate.sizes() == up.sizes();
   if (fused) return SwiGLUFunction::apply(gate, up);
   return torch::silu(gate) * up;
 }
 
 LossTerms cross_entropy_with_z_loss(const torch::Tensor& logits, const torch::Tensor& targets, int64_t ignore_index,
                                     double z_weight) {
-  const bool fused = logits.device().is_cpu() && logits.scalar_type() == torch::kFloat && logits.dim() == 2 &&
+  const bool fused = logits.device().is_cpu() && fused_dtype(logits) && logits.dim() == 2 &&
                      targets.dim() == 1 && logits.size(1) > 0;
   if (!fused) return composite_loss(logits, targets, ignore_index, z_weight);
   const auto terms = CrossEntropyFunction::apply(logits, targets, ignore_index, z_weight);

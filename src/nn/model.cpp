@@ -118,7 +118,7 @@ torch::Tensor TransformerLMImpl::forward_cached(const torch::Tensor& idx, KvCach
 LMOutput TransformerLMImpl::forward_with_loss(const torch::Tensor& idx, const torch::Tensor& targets, int64_t ignore_index) {
   LMOutput out;
   out.logits = forward(idx);
-  const auto logits = out.logits.to(torch::kFloat).view({-1, out.logits.size(-1)});
+  const auto logits = out.logits.view({-1, out.logits.size(-1)});  // the loss is fp32 for bf16 logits too
   const auto terms = cross_entropy_with_z_loss(logits, targets.reshape({-1}), ignore_index, config_.z_loss);
   out.ce_loss = terms.cross_entropy;
   out.z_loss = terms.z_loss;
