@@ -12,6 +12,7 @@
 #include "../src/nn/causal_attention_cpu.h"
 #include "../src/nn/fused_ops.h"
 #include "ffnshape/compat.h"
+#include "ffnshape/nn/rms_norm.h"
 
 using namespace ffnshape;
 using namespace ffnshape::nn;
@@ -169,4 +170,35 @@ TEST(Bf16Nodes, AttentionNanStaysInItsRow) {
   EXPECT_TRUE(out[0][0][4].isnan().all().item<bool>());
   EXPECT_FALSE(out[0][0].narrow(0, 0, 4).isnan().any().item<bool>());
   EXPECT_FALSE(out[1].isnan().any().item<bool>());
+}
+
+// Under CPU autocast to bf16 the norm of an fp32 input comes out in bf16: the fp32 result rounded
+// once, bit for bit; its backward takes the bf16 gradient and gives fp32 dx and weight gradients equal
+// to the formula's in double. Outside autocast it stays fp32.
+TEST(Bf16Nodes, NormUnderAutocastRoundsItsOutputOnce) {
+  torch::manual_seed(35);
+  RMSNorm norm(347, 1e-5);  // rows that end in a scalar tail
+  {
+    torch::NoGradGuard no_grad;
+    norm->weight.copy_(torch::randn({347}) * 0.3 + 1.0);
+  }
+  const auto x = (torch::randn({3, 70, 347}) * 2).requires_grad_();
+  const auto upstream = bf16_randn({3, 70, 347});
+  torch::Tensor y;
+  {
+    compat::AutocastGuard autocast(torch::kCPU, torch::kBFloat16);
+    y = norm(x);
+  }
+  ASSERT_EQ(y.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(norm(x).scalar_type(), torch::kFloat);
+  EXPECT_TRUE(torch::equal(y, norm(x).to(torch::kBFloat16)));
+  y.backward(upstream);
+
+  const auto xd = as_double(x).requires_grad_();
+  const auto wd = as_double(norm->weight).requires_grad_();
+  const auto expected = xd / torch::sqrt(xd.pow(2).mean(-1, true) + 1e-5) * wd;
+  expected.backward(as_double(upstream));
+  ASSERT_EQ(x.grad().scalar_type(), torch::kFloat);
+  EXPECT_LT(relative_gap(x.grad(), xd.grad()), 1e-5);
+  EXPECT_LT(relative_gap(norm->weight.grad(), wd.grad()), 1e-5);
 }

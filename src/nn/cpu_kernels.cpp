@@ -227,17 +227,66 @@ void causal_softmax_backward_rows(const float* __restrict p, float* __restrict d
   }
 }
 
-FFNSHAPE_CPU_CLONES
-void rms_norm_rows(const float* __restrict x, const float* __restrict w, int64_t cols, int64_t begin, int64_t end,
-                   float eps, float* __restrict rstd, float* __restrict y) {
-  const FlushSubnormals flush;
+namespace {
+
+inline void put(float* to, float v) { *to = v; }
+inline void put(uint16_t* to, float v) { *to = to_bf16(v); }
+
+// rms_norm_rows writing fp32 or bf16 rows.
+template <typename Out>
+inline void rms_norm_rows_to(const float* __restrict x, const float* __restrict w, int64_t cols, int64_t begin,
+                             int64_t end, float eps, float* __restrict rstd, Out* __restrict y) {
   for (int64_t r = begin; r < end; ++r) {
     const float* row = x + r * cols;
     const float inverse = 1.0f / std::sqrt(dot_of(row, row, cols) / static_cast<float>(cols) + eps);
     rstd[r] = inverse;
-    float* out = y + r * cols;
-    for (int64_t j = 0; j < cols; ++j) out[j] = row[j] * inverse * w[j];
+    Out* out = y + r * cols;
+    for (int64_t j = 0; j < cols; ++j) put(out + j, row[j] * inverse * w[j]);
   }
+}
+
+// rms_norm_backward_rows reading an fp32 or bf16 gradient.
+template <typename Grad>
+inline void rms_norm_backward_rows_from(const float* __restrict x, const float* __restrict w,
+                                        const float* __restrict rstd, const Grad* __restrict g, int64_t cols,
+                                        int64_t begin, int64_t end, float* __restrict dx, float* __restrict dw_sum) {
+  const int64_t body = cols - cols % kLanes;
+  for (int64_t r = begin; r < end; ++r) {
+    const float* row = x + r * cols;
+    const Grad* grad = g + r * cols;
+    const float inverse = rstd[r];
+    // mean(g w xhat) = rstd * mean(g w x)
+    float lane_sum[kLanes] = {};
+    for (int64_t j = 0; j < body; j += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lane_sum[l] += value(grad[j + l]) * w[j + l] * row[j + l];
+    }
+    float sum = 0.0f;
+    for (int l = 0; l < kLanes; ++l) sum += lane_sum[l];
+    for (int64_t j = body; j < cols; ++j) sum += value(grad[j]) * w[j] * row[j];
+    const float mean = inverse * sum / static_cast<float>(cols);
+    float* out = dx + r * cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      const float xhat = row[j] * inverse, gj = value(grad[j]);
+      out[j] = (gj * w[j] - xhat * mean) * inverse;
+      dw_sum[j] += gj * xhat;
+    }
+  }
+}
+
+}  // namespace
+
+FFNSHAPE_CPU_CLONES
+void rms_norm_rows(const float* __restrict x, const float* __restrict w, int64_t cols, int64_t begin, int64_t end,
+                   float eps, float* __restrict rstd, float* __restrict y) {
+  const FlushSubnormals flush;
+  rms_norm_rows_to(x, w, cols, begin, end, eps, rstd, y);
+}
+
+FFNSHAPE_CPU_CLONES
+void rms_norm_rows_bf16_out(const float* __restrict x, const float* __restrict w, int64_t cols, int64_t begin,
+                            int64_t end, float eps, float* __restrict rstd, uint16_t* __restrict y) {
+  const FlushSubnormals flush;
+  rms_norm_rows_to(x, w, cols, begin, end, eps, rstd, y);
 }
 
 FFNSHAPE_CPU_CLONES
@@ -245,26 +294,15 @@ void rms_norm_backward_rows(const float* __restrict x, const float* __restrict w
                             const float* __restrict g, int64_t cols, int64_t begin, int64_t end, float* __restrict dx,
                             float* __restrict dw_sum) {
   const FlushSubnormals flush;
-  const int64_t body = cols - cols % kLanes;
-  for (int64_t r = begin; r < end; ++r) {
-    const float *row = x + r * cols, *grad = g + r * cols;
-    const float inverse = rstd[r];
-    // mean(g w xhat) = rstd * mean(g w x)
-    float lane_sum[kLanes] = {};
-    for (int64_t j = 0; j < body; j += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lane_sum[l] += grad[j + l] * w[j + l] * row[j + l];
-    }
-    float sum = 0.0f;
-    for (int l = 0; l < kLanes; ++l) sum += lane_sum[l];
-    for (int64_t j = body; j < cols; ++j) sum += grad[j] * w[j] * row[j];
-    const float mean = inverse * sum / static_cast<float>(cols);
-    float* out = dx + r * cols;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float xhat = row[j] * inverse;
-      out[j] = (grad[j] * w[j] - xhat * mean) * inverse;
-      dw_sum[j] += grad[j] * xhat;
-    }
-  }
+  rms_norm_backward_rows_from(x, w, rstd, g, cols, begin, end, dx, dw_sum);
+}
+
+FFNSHAPE_CPU_CLONES
+void rms_norm_backward_rows_bf16_grad(const float* __restrict x, const float* __restrict w,
+                                      const float* __restrict rstd, const uint16_t* __restrict g, int64_t cols,
+                                      int64_t begin, int64_t end, float* __restrict dx, float* __restrict dw_sum) {
+  const FlushSubnormals flush;
+  rms_norm_backward_rows_from(x, w, rstd, g, cols, begin, end, dx, dw_sum);
 }
 
 FFNSHAPE_CPU_CLONES

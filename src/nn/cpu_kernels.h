@@ -62,6 +62,13 @@ void logsumexp_rows_bf16(const uint16_t* x, int64_t cols, int64_t begin, int64_t
 void loss_gradient_rows_bf16(const uint16_t* x, const float* lse, const float* scale, const int64_t* target,
                              const float* target_shift, int64_t cols, int64_t begin, int64_t end, uint16_t* out);
 
+// RMSNorm of fp32 rows with bf16 output (rounded once), and its backward from a bf16 gradient (dx,
+// rstd and the weight's gradient stay fp32): the norm feeding autocast's bf16 products.
+void rms_norm_rows_bf16_out(const float* x, const float* w, int64_t cols, int64_t begin, int64_t end, float eps,
+                            float* rstd, uint16_t* y);
+void rms_norm_backward_rows_bf16_grad(const float* x, const float* w, const float* rstd, const uint16_t* g,
+                                      int64_t cols, int64_t begin, int64_t end, float* dx, float* dw_sum);
+
 // swiglu and swiglu_backward on bf16 tensors.
 void swiglu_bf16(const uint16_t* g, const uint16_t* u, int64_t n, uint16_t* h);
 void swiglu_backward_bf16(const uint16_t* g, const uint16_t* u, const uint16_t* dh, int64_t n, uint16_t* dg,

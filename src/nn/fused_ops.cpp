@@ -159,22 +159,26 @@ struct RotaryFunction : public torch::autograd::Function<RotaryFunction> {
   }
 };
 
-// RMSNorm over the last dimension. Forward: one pass per row, keeping x and 1/rms. Backward: one pass
-// per row for dx; the weight's gradient is summed per block of kNormRowsPerBlock rows and the blocks
-// added in order, so that it does not depend on the number of threads (runs resume bit-identically).
+// RMSNorm over the last dimension of fp32 rows. Forward: one pass per row, keeping x and 1/rms; the
+// output is fp32, or bf16 when autocast would round it for the bf16 products it feeds (one rounding
+// of the same values, with no fp32 copy in between). Backward: one pass per row for dx, from either
+// gradient; the weight's gradient is summed per block of kNormRowsPerBlock rows and the blocks added
+// in order, so that it does not depend on the number of threads (runs resume bit-identically).
 constexpr int64_t kNormRowsPerBlock = 64;
 
 struct FusedRMSNormFunction : public torch::autograd::Function<FusedRMSNormFunction> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x_in, const torch::Tensor& weight_in,
-                               double eps) {
+                               double eps, bool bf16_out) {
     const auto x = x_in.contiguous(), weight = weight_in.contiguous();
     const int64_t cols = x.size(-1), rows = x.numel() / cols;
-    auto y = torch::empty_like(x);
+    auto y = torch::empty_like(x, bf16_out ? torch::kBFloat16 : torch::kFloat);
     auto rstd = torch::empty({rows}, x.options());
     const float *in = x.data_ptr<float>(), *w = weight.data_ptr<float>();
-    float *out = y.data_ptr<float>(), *inverse = rstd.data_ptr<float>();
+    float* inverse = rstd.data_ptr<float>();
     at::parallel_for(0, rows, std::max<int64_t>(1, kGrainElements / cols), [&](int64_t begin, int64_t end) {
-      kernels::rms_norm_rows(in, w, cols, begin, end, static_cast<float>(eps), inverse, out);
+      const float e = static_cast<float>(eps);
+      if (bf16_out) kernels::rms_norm_rows_bf16_out(in, w, cols, begin, end, e, inverse, bf16_bits(y));
+      else kernels::rms_norm_rows(in, w, cols, begin, end, e, inverse, y.data_ptr<float>());
     });
     ctx->save_for_backward({x, weight, rstd});
     return y;
@@ -183,23 +187,31 @@ struct FusedRMSNormFunction : public torch::autograd::Function<FusedRMSNormFunct
   static tensor_list backward(AutogradContext* ctx, tensor_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto &x = saved[0], &weight = saved[1], &rstd = saved[2];
-    const auto grad = grads[0].contiguous();
+    const bool bf16_grad = grads[0].scalar_type() == torch::kBFloat16;
+    const auto grad = bf16_grad ? grads[0].contiguous() : grads[0].to(torch::kFloat).contiguous();
     const int64_t cols = x.size(-1), rows = x.numel() / cols;
     const int64_t blocks = (rows + kNormRowsPerBlock - 1) / kNormRowsPerBlock;
     auto dx = torch::empty_like(x);
     auto block_sums = torch::zeros({blocks, cols}, x.options());
     const float *in = x.data_ptr<float>(), *w = weight.data_ptr<float>(), *inverse = rstd.data_ptr<float>();
-    const float* g = grad.data_ptr<float>();
     float *out = dx.data_ptr<float>(), *sums = block_sums.data_ptr<float>();
     at::parallel_for(0, blocks, 1, [&](int64_t first, int64_t last) {
       for (int64_t b = first; b < last; ++b) {
         const int64_t begin = b * kNormRowsPerBlock, end = std::min(rows, begin + kNormRowsPerBlock);
-        kernels::rms_norm_backward_rows(in, w, inverse, g, cols, begin, end, out, sums + b * cols);
+        if (bf16_grad) {
+          kernels::rms_norm_backward_rows_bf16_grad(in, w, inverse, bf16_bits(grad), cols, begin, end, out,
+                                                    sums + b * cols);
+        } else {
+          kernels::rms_norm_backward_rows(in, w, inverse, grad.data_ptr<float>(), cols, begin, end, out,
+                                          sums + b * cols);
+        }
       }
     });
-    auto dweight = block_sums[0].clone();
-    for (int64_t b = 1; b < blocks; ++b) dweight.add_(block_sums[b]);
-    return {dx, dweight, torch::Tensor()};
+    for (int64_t b = 1; b < blocks; ++b) {  // in block order, in place: one loop, not an ATen call per block
+      const float* block = sums + b * cols;
+      for (int64_t j = 0; j < cols; ++j) sums[j] += block[j];
+    }
+    return {dx, block_sums[0].clone(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -263,8 +275,8 @@ bool uses_cpu_rms_norm(const torch::Tensor& x, const torch::Tensor& weight) {
          x.dim() >= 1 && x.numel() > 0 && x.size(-1) == weight.numel();
 }
 
-torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  return FusedRMSNormFunction::apply(x, weight, eps);
+torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, double eps, bool bf16_out) {
+  return FusedRMSNormFunction::apply(x, weight, eps, bf16_out);
 }
 
 torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up) {

@@ -26,9 +26,10 @@ LossTerms cross_entropy_with_z_loss(const torch::Tensor& logits, const torch::Te
 torch::Tensor rotate_half(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
 // RMSNorm x / sqrt(mean(x^2) + eps) * weight over x's last dimension as one node, for fp32 CPU
-// tensors (uses_cpu_rms_norm); rms_norm.h's module runs it there and its own node elsewhere.
+// tensors (uses_cpu_rms_norm); rms_norm.h's module runs it there and its own node elsewhere. With
+// bf16_out the result is bf16 (what autocast's products would round it to), else fp32.
 bool uses_cpu_rms_norm(const torch::Tensor& x, const torch::Tensor& weight);
-torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, double eps, bool bf16_out = false);
 
 // SwiGLU's product silu(gate) * up for two tensors of one shape.
 torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up);

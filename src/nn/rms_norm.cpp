@@ -1,5 +1,6 @@
 #include "ffnshape/nn/rms_norm.h"
 
+#include "ffnshape/compat.h"
 #include "fused_ops.h"
 
 namespace ffnshape::nn {
@@ -44,7 +45,9 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
 }
 
 torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
-  if (uses_cpu_rms_norm(x, weight)) return rms_norm_cpu(x, weight, eps);
+  if (uses_cpu_rms_norm(x, weight)) {
+    return rms_norm_cpu(x, weight, eps, compat::active_autocast(torch::kCPU) == torch::kBFloat16);
+  }
   return RMSNormFunction::apply(x, weight, eps);
 }
 

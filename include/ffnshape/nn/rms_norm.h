@@ -1,4 +1,6 @@
-// RMSNorm: x / sqrt(mean(x^2) + eps) * weight, computed in fp32 and returned in x's dtype.
+// RMSNorm: x / sqrt(mean(x^2) + eps) * weight, computed in fp32 and returned in x's dtype; except
+// that under CPU autocast to bf16 an fp32 x gives the result in bf16, rounded once, as the matrix
+// products a norm feeds would round it (the model's norms all feed products).
 #pragma once
 
 #include <torch/torch.h>
