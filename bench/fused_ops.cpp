@@ -1,8 +1,9 @@
 // bench_fused_ops: the training step's fused CPU nodes against the ATen operators they replace,
-// forward and backward, fp32:
+// forward and backward, fp32 and (loss, SwiGLU, attention) bf16, as under autocast:
 // - the loss (src/nn/fused_ops.h: cross-entropy + z-loss in one node) against the composite formula,
 //   on the logits of configs/demo/conventional.yaml at batch 8 x 256 (2048 x 4096) and of a 32k
-//   vocabulary (512 x 32768);
+//   vocabulary (512 x 32768); in bf16 the composite side converts the logits to fp32 first, as the
+//   trainer did before the node took bf16;
 // - RMSNorm (fused_ops.h) against its composite formula, at the demo models' widths;
 // - SwiGLU's product silu(gate) * up (fused_ops.h) against the two ATen operators, at the demo FFNs' widths;
 // - causal attention (src/nn/causal_attention_cpu.h) against at::scaled_dot_product_attention (the
@@ -94,6 +95,8 @@ void row(const Args& a, const char* name, const std::vector<torch::Tensor>& inpu
   std::printf("| %s | %.3f | %.3f | %.2f | %.1e |\n", name, composite_ms, fused_ms, composite_ms / fused_ms, gap);
 }
 
+const char* dtype_name(torch::ScalarType dtype) { return dtype == torch::kBFloat16 ? "bf16" : "fp32"; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,19 +107,23 @@ int main(int argc, char** argv) {
   std::printf("cpu, %d threads, best of %d x %d calls, forward + backward\n\n", a.threads, a.repeats, a.iters);
   std::printf("| node | ATen ms | fused ms | ATen / fused | gradient gap |\n|---|---:|---:|---:|---:|\n");
 
-  for (const auto& [rows, vocab] : {std::pair<int64_t, int64_t>{2048, 4096}, {512, 32768}}) {
-    const auto targets = torch::randint(0, vocab, {rows}, torch::kLong);
-    const std::vector<torch::Tensor> logits{torch::randn({rows, vocab}) * 2.0};
-    const auto name = "loss " + std::to_string(rows) + "x" + std::to_string(vocab) + " fp32, z-loss 1e-4";
-    row(a, name.c_str(), logits,
-        [&](std::vector<torch::Tensor>& t) {
-          const auto ce = torch::nn::functional::cross_entropy(t[0], targets);
-          (ce + 1e-4 * torch::logsumexp(t[0], -1).pow(2).mean()).backward();
-        },
-        [&](std::vector<torch::Tensor>& t) {
-          const auto terms = ffnshape::nn::cross_entropy_with_z_loss(t[0], targets, -100, 1e-4);
-          (terms.cross_entropy + terms.z_loss).backward();
-        });
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    for (const auto& [rows, vocab] : {std::pair<int64_t, int64_t>{2048, 4096}, {512, 32768}}) {
+      const auto targets = torch::randint(0, vocab, {rows}, torch::kLong);
+      const std::vector<torch::Tensor> logits{(torch::randn({rows, vocab}) * 2.0).to(dtype)};
+      const auto name = "loss " + std::to_string(rows) + "x" + std::to_string(vocab) + " " + dtype_name(dtype) +
+                        ", z-loss 1e-4";
+      row(a, name.c_str(), logits,
+          [&](std::vector<torch::Tensor>& t) {
+            const auto x = t[0].to(torch::kFloat);
+            const auto ce = torch::nn::functional::cross_entropy(x, targets);
+            (ce + 1e-4 * torch::logsumexp(x, -1).pow(2).mean()).backward();
+          },
+          [&](std::vector<torch::Tensor>& t) {
+            const auto terms = ffnshape::nn::cross_entropy_with_z_loss(t[0], targets, -100, 1e-4);
+            (terms.cross_entropy + terms.z_loss).backward();
+          });
+    }
   }
   // RMSNorm on the residual stream of conventional.yaml (256) and hourglass.yaml (347), batch 8 x 256.
   for (const int64_t width : {256, 347}) {
@@ -132,30 +139,36 @@ int main(int argc, char** argv) {
         });
   }
   // SwiGLU's product at the FFN widths of conventional.yaml (704) and hourglass.yaml (116), batch 8 x 256.
-  for (const int64_t hidden : {704, 116}) {
-    const std::vector<torch::Tensor> gate_up{torch::randn({2048, hidden}) * 3.0, torch::randn({2048, hidden})};
-    const auto upstream = torch::randn({2048, hidden});
-    const auto name = "swiglu 2048x" + std::to_string(hidden) + " fp32";
-    row(a, name.c_str(), gate_up,
-        [&](std::vector<torch::Tensor>& t) { (torch::silu(t[0]) * t[1] * upstream).sum().backward(); },
-        [&](std::vector<torch::Tensor>& t) { (ffnshape::nn::swiglu(t[0], t[1]) * upstream).sum().backward(); });
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    for (const int64_t hidden : {704, 116}) {
+      const std::vector<torch::Tensor> gate_up{(torch::randn({2048, hidden}) * 3.0).to(dtype),
+                                               torch::randn({2048, hidden}).to(dtype)};
+      const auto upstream = torch::randn({2048, hidden}).to(dtype);
+      const auto name = "swiglu 2048x" + std::to_string(hidden) + " " + dtype_name(dtype);
+      row(a, name.c_str(), gate_up,
+          [&](std::vector<torch::Tensor>& t) { (torch::silu(t[0]) * t[1] * upstream).sum().backward(); },
+          [&](std::vector<torch::Tensor>& t) { (ffnshape::nn::swiglu(t[0], t[1]) * upstream).sum().backward(); });
+    }
   }
   // (batch, heads, seq, head_dim): conventional.yaml and hourglass.yaml at batch 8, then longer sequences.
-  for (const auto& shape : std::vector<std::vector<int64_t>>{{8, 4, 256, 64}, {8, 4, 256, 68}, {4, 4, 512, 64}}) {
-    const std::vector<torch::Tensor> qkv{torch::randn(shape), torch::randn(shape), torch::randn(shape)};
-    const auto upstream = torch::randn(shape);
-    if (!ffnshape::nn::uses_cpu_attention_node(qkv[0], qkv[1], qkv[2])) {
-      std::printf("| attention %s: outside the CPU node's range here |\n", c10::str(shape).c_str());
-      continue;
+  for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
+    for (const auto& shape : std::vector<std::vector<int64_t>>{{8, 4, 256, 64}, {8, 4, 256, 68}, {4, 4, 512, 64}}) {
+      const std::vector<torch::Tensor> qkv{torch::randn(shape).to(dtype), torch::randn(shape).to(dtype),
+                                           torch::randn(shape).to(dtype)};
+      const auto upstream = torch::randn(shape).to(dtype);
+      const auto name = "attention " + c10::str(shape) + " " + dtype_name(dtype) + ", causal";
+      if (!ffnshape::nn::uses_cpu_attention_node(qkv[0], qkv[1], qkv[2])) {
+        std::printf("| %s: outside the CPU node's range here |\n", name.c_str());
+        continue;
+      }
+      row(a, name.c_str(), qkv,
+          [&](std::vector<torch::Tensor>& t) {
+            (ffnshape::compat::causal_attention(t[0], t[1], t[2]) * upstream).sum().backward();
+          },
+          [&](std::vector<torch::Tensor>& t) {
+            (ffnshape::nn::causal_attention(t[0], t[1], t[2]) * upstream).sum().backward();
+          });
     }
-    const auto name = "attention " + c10::str(shape) + " fp32, causal";
-    row(a, name.c_str(), qkv,
-        [&](std::vector<torch::Tensor>& t) {
-          (ffnshape::compat::causal_attention(t[0], t[1], t[2]) * upstream).sum().backward();
-        },
-        [&](std::vector<torch::Tensor>& t) {
-          (ffnshape::nn::causal_attention(t[0], t[1], t[2]) * upstream).sum().backward();
-        });
   }
   return 0;
 }

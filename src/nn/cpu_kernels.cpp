@@ -86,6 +86,8 @@ inline uint16_t to_bf16(float f) {
 // An element as fp32, for the row loops that take fp32 and bf16 rows alike.
 inline float value(float x) { return x; }
 inline float value(uint16_t x) { return from_bf16(x); }
+inline void put(float* to, float v) { *to = v; }
+inline void put(uint16_t* to, float v) { *to = to_bf16(v); }
 
 constexpr int kLanes = 16;  // one AVX-512 register of floats; two AVX2 ones
 
@@ -229,9 +231,6 @@ void causal_softmax_backward_rows(const float* __restrict p, float* __restrict d
 
 namespace {
 
-inline void put(float* to, float v) { *to = v; }
-inline void put(uint16_t* to, float v) { *to = to_bf16(v); }
-
 // rms_norm_rows writing fp32 or bf16 rows.
 template <typename Out>
 inline void rms_norm_rows_to(const float* __restrict x, const float* __restrict w, int64_t cols, int64_t begin,
@@ -305,41 +304,90 @@ void rms_norm_backward_rows_bf16_grad(const float* __restrict x, const float* __
   rms_norm_backward_rows_from(x, w, rstd, g, cols, begin, end, dx, dw_sum);
 }
 
+namespace {
+
+// SwiGLU and its backward over fp32 or bf16 elements, computed in fp32.
+template <typename T>
+inline void swiglu_of(const T* __restrict g, const T* __restrict u, int64_t n, T* __restrict h) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float gate = value(g[i]);
+    put(h + i, gate * sigmoid_inline(gate) * value(u[i]));
+  }
+}
+
+template <typename T>
+inline void swiglu_backward_of(const T* __restrict g, const T* __restrict u, const T* __restrict dh, int64_t n,
+                               T* __restrict dg, T* __restrict du) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float gate = value(g[i]), grad = value(dh[i]);
+    const float s = sigmoid_inline(gate);
+    const float silu = gate * s;
+    put(du + i, grad * silu);
+    put(dg + i, grad * value(u[i]) * (s + silu * (1.0f - s)));
+  }
+}
+
+// The rotation of fp32 or bf16 rows, computed in fp32.
+template <typename T>
+inline void rotate_half_rows_of(const T* __restrict x, int64_t ld_x, const float* __restrict cos,
+                                const float* __restrict sin, int64_t rows, int64_t half, float sign, T* __restrict y,
+                                int64_t ld_y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* x1 = x + r * ld_x;
+    const T* x2 = x1 + half;
+    const float* c = cos + r * half;
+    const float* s = sin + r * half;
+    T* y1 = y + r * ld_y;
+    T* y2 = y1 + half;
+    for (int64_t j = 0; j < half; ++j) {
+      const float signed_sin = sign * s[j], a = value(x1[j]), b = value(x2[j]);
+      put(y1 + j, a * c[j] - b * signed_sin);
+      put(y2 + j, b * c[j] + a * signed_sin);
+    }
+  }
+}
+
+}  // namespace
+
 FFNSHAPE_CPU_CLONES
 void swiglu(const float* __restrict g, const float* __restrict u, int64_t n, float* __restrict h) {
   const FlushSubnormals flush;
-  for (int64_t i = 0; i < n; ++i) h[i] = g[i] * sigmoid_inline(g[i]) * u[i];
+  swiglu_of(g, u, n, h);
+}
+
+FFNSHAPE_CPU_CLONES
+void swiglu_bf16(const uint16_t* __restrict g, const uint16_t* __restrict u, int64_t n, uint16_t* __restrict h) {
+  const FlushSubnormals flush;
+  swiglu_of(g, u, n, h);
 }
 
 FFNSHAPE_CPU_CLONES
 void swiglu_backward(const float* __restrict g, const float* __restrict u, const float* __restrict dh, int64_t n,
                      float* __restrict dg, float* __restrict du) {
   const FlushSubnormals flush;
-  for (int64_t i = 0; i < n; ++i) {
-    const float s = sigmoid_inline(g[i]);
-    const float silu = g[i] * s;
-    du[i] = dh[i] * silu;
-    dg[i] = dh[i] * u[i] * (s + silu * (1.0f - s));
-  }
+  swiglu_backward_of(g, u, dh, n, dg, du);
+}
+
+FFNSHAPE_CPU_CLONES
+void swiglu_backward_bf16(const uint16_t* __restrict g, const uint16_t* __restrict u, const uint16_t* __restrict dh,
+                          int64_t n, uint16_t* __restrict dg, uint16_t* __restrict du) {
+  const FlushSubnormals flush;
+  swiglu_backward_of(g, u, dh, n, dg, du);
 }
 
 FFNSHAPE_CPU_CLONES
 void rotate_half_rows(const float* __restrict x, int64_t ld_x, const float* __restrict cos, const float* __restrict sin,
                       int64_t rows, int64_t half, float sign, float* __restrict y, int64_t ld_y) {
   const FlushSubnormals flush;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* x1 = x + r * ld_x;
-    const float* x2 = x1 + half;
-    const float* c = cos + r * half;
-    const float* s = sin + r * half;
-    float* y1 = y + r * ld_y;
-    float* y2 = y1 + half;
-    for (int64_t j = 0; j < half; ++j) {
-      const float signed_sin = sign * s[j];
-      y1[j] = x1[j] * c[j] - x2[j] * signed_sin;
-      y2[j] = x2[j] * c[j] + x1[j] * signed_sin;
-    }
-  }
+  rotate_half_rows_of(x, ld_x, cos, sin, rows, half, sign, y, ld_y);
+}
+
+FFNSHAPE_CPU_CLONES
+void rotate_half_rows_bf16(const uint16_t* __restrict x, int64_t ld_x, const float* __restrict cos,
+                           const float* __restrict sin, int64_t rows, int64_t half, float sign, uint16_t* __restrict y,
+                           int64_t ld_y) {
+  const FlushSubnormals flush;
+  rotate_half_rows_of(x, ld_x, cos, sin, rows, half, sign, y, ld_y);
 }
 
 FFNSHAPE_CPU_CLONES
@@ -352,48 +400,6 @@ FFNSHAPE_CPU_CLONES
 void float_to_bf16(const float* __restrict x, int64_t n, uint16_t* __restrict y) {
   const FlushSubnormals flush;
   for (int64_t i = 0; i < n; ++i) y[i] = to_bf16(x[i]);
-}
-
-FFNSHAPE_CPU_CLONES
-void swiglu_bf16(const uint16_t* __restrict g, const uint16_t* __restrict u, int64_t n, uint16_t* __restrict h) {
-  const FlushSubnormals flush;
-  for (int64_t i = 0; i < n; ++i) {
-    const float gate = from_bf16(g[i]);
-    h[i] = to_bf16(gate * sigmoid_inline(gate) * from_bf16(u[i]));
-  }
-}
-
-FFNSHAPE_CPU_CLONES
-void swiglu_backward_bf16(const uint16_t* __restrict g, const uint16_t* __restrict u, const uint16_t* __restrict dh,
-                          int64_t n, uint16_t* __restrict dg, uint16_t* __restrict du) {
-  const FlushSubnormals flush;
-  for (int64_t i = 0; i < n; ++i) {
-    const float gate = from_bf16(g[i]), grad = from_bf16(dh[i]);
-    const float s = sigmoid_inline(gate);
-    const float silu = gate * s;
-    du[i] = to_bf16(grad * silu);
-    dg[i] = to_bf16(grad * from_bf16(u[i]) * (s + silu * (1.0f - s)));
-  }
-}
-
-FFNSHAPE_CPU_CLONES
-void rotate_half_rows_bf16(const uint16_t* __restrict x, int64_t ld_x, const float* __restrict cos,
-                           const float* __restrict sin, int64_t rows, int64_t half, float sign, uint16_t* __restrict y,
-                           int64_t ld_y) {
-  const FlushSubnormals flush;
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint16_t* x1 = x + r * ld_x;
-    const uint16_t* x2 = x1 + half;
-    const float* c = cos + r * half;
-    const float* s = sin + r * half;
-    uint16_t* y1 = y + r * ld_y;
-    uint16_t* y2 = y1 + half;
-    for (int64_t j = 0; j < half; ++j) {
-      const float signed_sin = sign * s[j], a = from_bf16(x1[j]), b = from_bf16(x2[j]);
-      y1[j] = to_bf16(a * c[j] - b * signed_sin);
-      y2[j] = to_bf16(b * c[j] + a * signed_sin);
-    }
-  }
 }
 
 }  // namespace ffnshape::nn::kernels
