@@ -19,7 +19,7 @@
 # published dense peak of the device (bench_train_speed reports it; else the measured 8192^3 one).
 # bench/speed_table.py makes the table. --floor adds, per row, one more ffnshape run that records a
 # trace of 3 steps and the time of each phase, and a second table (bench/step_floor.py): the step time
-# at 1.2x eager's tokens/s against what LibTorch's matrix products and attention kernels and the
+# at 1.3x eager's tokens/s against what LibTorch's matrix products and attention kernels and the
 # optimizer take inside ffnshape's step (CPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
