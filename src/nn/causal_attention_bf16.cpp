@@ -4,7 +4,6 @@
 #include <ATen/Parallel.h>
 #include <ATen/record_function.h>
 
-#include <cmath>
 #include <vector>
 
 #include "causal_attention_cpu.h"
@@ -59,8 +58,9 @@ void forward_head(const Gemm<Bf16>& gemm, HeadRows q, HeadRows k, HeadRows v, He
   }
 }
 
-// Backward for one key-value head and its query heads [first, last): dq per query head; dk and dv
-// summed over the group in fp32 (dk_sum, dv_sum: seq x dim) and rounded once. ds is seq x seq bf16.
+// Backward for one query head: its dq, and its share of its key-value head's dk and dv, written
+// (beta 0, the group's first query head) or added (beta 1) into the fp32 sums dk_sum and dv_sum
+// (seq x dim), which the caller rounds once per group. ds is seq x seq bf16 scratch.
 struct HeadGradients {
   HeadRows q, d_o, dq;
   const Bf16* p;
@@ -91,8 +91,6 @@ void backward_query_head(const Gemm<Bf16>& gemm, const HeadGradients& h, HeadRow
   }
 }
 
-float softmax_scale(int64_t dim) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))); }
-
 struct CausalAttentionBf16Function : public torch::autograd::Function<CausalAttentionBf16Function> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& q_in, const torch::Tensor& k_in,
                                const torch::Tensor& v_in) {
@@ -109,7 +107,7 @@ struct CausalAttentionBf16Function : public torch::autograd::Function<CausalAtte
       for (int64_t task = begin; task < end; ++task) {
         const int64_t b = task / heads, h = task % heads;
         forward_head(gemm, head(q, b, h), head(k, b, h / group), head(v, b, h / group), head(out, b, h),
-                     bf16_bits(probs) + task * seq * seq, seq, dim, softmax_scale(dim), scratch);
+                     bf16_bits(probs) + task * seq * seq, seq, dim, attention_scale(dim), scratch);
       }
     });
     ctx->save_for_backward({q, k, v, probs});
@@ -137,7 +135,7 @@ struct CausalAttentionBf16Function : public torch::autograd::Function<CausalAtte
           const HeadGradients grads_h{head(q, b, h), head(d_out, b, h), head(dq, b, h),
                                       bf16_bits(probs) + (b * heads + h) * seq * seq};
           backward_query_head(gemm, grads_h, head(k, b, g), head(v, b, g), ds.data(), dk_sum.data(), dv_sum.data(),
-                              seq, dim, softmax_scale(dim), h == g * group ? 0.0f : 1.0f, scratch);
+                              seq, dim, attention_scale(dim), h == g * group ? 0.0f : 1.0f, scratch);
         }
         const HeadRows dk_rows = head(dk, b, g), dv_rows = head(dv, b, g);
         round_rows(dk_sum.data(), dim, seq, dim, dk_rows.data, dk_rows.ld);

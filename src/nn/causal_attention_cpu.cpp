@@ -69,7 +69,7 @@ struct CausalAttentionFunction : public torch::autograd::Function<CausalAttentio
     const auto q = rows_contiguous(q_in), k = rows_contiguous(k_in), v = rows_contiguous(v_in);
     const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), dim = q.size(3);
     const int64_t kv_heads = k.size(1), group = heads / kv_heads;
-    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
+    const float scale = attention_scale(dim);
     // (batch, seq, heads, dim) memory: the output projection reads it without a copy.
     auto out = torch::empty({batch, seq, heads, dim}, q.options()).transpose(1, 2);
     auto probs = torch::empty({batch, heads, seq, seq}, q.options());
@@ -92,7 +92,7 @@ struct CausalAttentionFunction : public torch::autograd::Function<CausalAttentio
     const auto d_out = rows_contiguous(grads[0]);
     const int64_t batch = q.size(0), heads = q.size(1), seq = q.size(2), dim = q.size(3);
     const int64_t kv_heads = k.size(1), group = heads / kv_heads;
-    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim)));
+    const float scale = attention_scale(dim);
     // Gradients in their inputs' memory layouts, so that the views' backward needs no copy.
     auto dq = torch::empty_like(q), dk = torch::empty_like(k), dv = torch::empty_like(v);
     const Gemm<float> gemm = blas_fp32();

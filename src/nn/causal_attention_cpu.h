@@ -17,6 +17,8 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+
 namespace ffnshape::nn {
 
 // q: (batch, heads, seq, head_dim); k, v: (batch, kv_heads, seq, head_dim) with heads a multiple of
@@ -31,6 +33,11 @@ bool uses_cpu_attention_node(const torch::Tensor& q, const torch::Tensor& k, con
 // skip the blocks above the diagonal.
 constexpr int64_t kAttentionMaxSeq = 512;
 constexpr int64_t kAttentionBlock = 64;
+
+// The softmax scale both nodes apply to q k^T: 1 / sqrt(head_dim).
+inline float attention_scale(int64_t head_dim) {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+}
 
 // The bf16 node (causal_attention_bf16.cpp), for inputs that uses_cpu_attention_node accepts.
 torch::Tensor causal_attention_bf16(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);

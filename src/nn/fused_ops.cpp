@@ -48,8 +48,10 @@ struct CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunct
       if (bf16) kernels::logsumexp_rows_bf16(bf16_bits(logits), cols, begin, end, row_lse);
       else kernels::logsumexp_rows(logits.data_ptr<float>(), cols, begin, end, row_lse);
     });
+    const float* fp32_logits = bf16 ? nullptr : logits.data_ptr<float>();
+    const at::BFloat16* bf16_logits = bf16 ? logits.data_ptr<at::BFloat16>() : nullptr;
     const auto logit = [&](int64_t index) {
-      return bf16 ? static_cast<float>(logits.data_ptr<at::BFloat16>()[index]) : logits.data_ptr<float>()[index];
+      return bf16 ? static_cast<float>(bf16_logits[index]) : fp32_logits[index];
     };
     const int64_t* t = targets.data_ptr<int64_t>();
     auto weight = torch::zeros({rows}, fp32);
